@@ -1,0 +1,46 @@
+"""Adapters: benchmark semantics and record readers, each turning input files into rollouts.
+
+Every adapter is a function ``read(paths, options) -> list[Rollout]`` registered in
+:data:`ADAPTERS` with a one-line description; it validates all of its input before returning
+and raises :class:`InputError` (naming file and line or record) on bad input. Adapters import
+the kernel, never the CLI.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import attrs
+from prefixexec.kernel import Rollout
+
+from . import records
+from .errors import InputError
+
+
+@attrs.frozen(slots=True)
+class AdapterOptions:
+    """Options the command line passes to every adapter (each uses what applies to it)."""
+
+    model: str | None = None
+    method: str | None = None
+    extra: Mapping[str, object] = attrs.field(factory=dict)
+
+
+@attrs.frozen(slots=True)
+class AdapterInfo:
+    """A registered adapter: its name, what it reads, and its reader."""
+
+    name: str
+    description: str
+    read: Callable[[Sequence[str], AdapterOptions], list[Rollout]]
+
+
+ADAPTERS: dict[str, AdapterInfo] = {
+    "records": AdapterInfo(
+        "records",
+        "prefixexec JSONL records (spec/record.schema.json): recorded verdicts or outcomes",
+        lambda paths, options: records.read_records(paths),
+    ),
+}
+
+__all__ = ["ADAPTERS", "AdapterInfo", "AdapterOptions", "InputError", "records"]

@@ -1,0 +1,239 @@
+"""The JSONL record format (spec: REC-FORMAT, REC-OUTCOME, REC-UNIQUE, REC-ERRORS).
+
+One JSON object per line; its JSON Schema is ``spec/record.schema.json``. A record carries
+either recorded per-action verdicts (``actions``), replayed here through the kernel, or an
+already replayed ``outcome``. Reading validates everything before anything is scored.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import IO, Any
+
+import attrs
+import jsonschema
+import jsonschema.exceptions
+from prefixexec.kernel import (
+    Accepted,
+    ConditionKey,
+    Label,
+    Outcome,
+    Rejected,
+    Rollout,
+    ToolCall,
+    parse_label,
+    primary_label,
+    replay,
+)
+from prefixexec.kernel.actions import Action, NoToolAction
+
+from .errors import InputError
+
+STDIN = "-"
+
+
+@cache
+def record_schema() -> dict[str, Any]:
+    """The record JSON Schema shipped with the package (identical to spec/record.schema.json)."""
+    text = (
+        resources.files("prefixexec.adapters")
+        .joinpath("schemas/record.schema.json")
+        .read_text(encoding="utf-8")
+    )
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+@cache
+def _validator() -> jsonschema.protocols.Validator:
+    schema = record_schema()
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    validator: jsonschema.protocols.Validator = cls(schema)
+    return validator
+
+
+@attrs.frozen(slots=True)
+class RecordedVerdict:
+    """A verdict recorded in the input: accepted, or rejected with labels and a reason."""
+
+    executable: bool
+    labels: tuple[Label, ...] = ()
+    reason: str | None = None
+
+
+@attrs.frozen(slots=True)
+class RecordedTask:
+    """What the recorded semantics needs of a task: per-action verdicts, no-tool rule."""
+
+    verdicts: tuple[RecordedVerdict, ...]
+    no_tool_allowed: bool
+
+
+class RecordedSemantics:
+    """Semantics whose verdicts were recorded by the benchmark: the state is the position.
+
+    The terminal no-tool action is executable iff the record says the task may be completed
+    without tools (CONV-NOTOOL); otherwise it is rejected without a label.
+    """
+
+    def initial_state(self, task: RecordedTask) -> tuple[RecordedTask, int]:
+        return (task, 0)
+
+    def step(
+        self, state: tuple[RecordedTask, int], action: Action
+    ) -> Accepted[tuple[RecordedTask, int]] | Rejected:
+        task, position = state
+        if isinstance(action, NoToolAction):
+            if task.no_tool_allowed:
+                return Accepted((task, position + 1))
+            return Rejected((), "terminal no-tool action on a task that requires tools")
+        verdict = task.verdicts[position]
+        if verdict.executable:
+            return Accepted((task, position + 1))
+        return Rejected(verdict.labels, verdict.reason)
+
+
+RECORDED = RecordedSemantics()
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise ValueError(f"key {key!r} appears twice in one object")
+        result[key] = value
+    return result
+
+
+def parse_json_line(text: str) -> Any:
+    """Parse one JSON document strictly: no NaN/Infinity, no repeated keys in an object."""
+    return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_reject_constant)
+
+
+def _path(parts: Iterable[object]) -> str:
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "record"
+
+
+def _labels(value: object) -> tuple[Label, ...]:
+    if isinstance(value, str):
+        return (parse_label(value),)
+    if isinstance(value, list):
+        return tuple(parse_label(str(n)) for n in value)
+    return ()
+
+
+def record_to_rollout(record: Mapping[str, Any]) -> Rollout:
+    """Turn one schema-valid record into a rollout; raises ``ValueError`` on semantic faults."""
+    key = ConditionKey(record["dataset"], record["model"], record["method"])
+    task_id = str(record["task_id"])
+    trial = int(record.get("trial", 0))
+    if "outcome" in record:
+        raw = record["outcome"]
+        labels = _labels(raw.get("label"))
+        T, fed = raw["T"], raw["fed"]
+        if not 1 <= fed <= T + 1:
+            raise ValueError(f"outcome.fed must be in [1, T+1] = [1, {T + 1}]: {fed}")
+        if fed == T + 1 and (labels or "reason" in raw):
+            raise ValueError("outcome.label/reason given for a fully executable rollout (fed = T+1)")
+        outcome = Outcome(T=T, fed=fed, label=primary_label(labels), reason=raw.get("reason"))
+    else:
+        verdicts: list[RecordedVerdict] = []
+        calls: list[Action] = []
+        for index, action in enumerate(record["actions"]):
+            if action["executable"] and ("label" in action or "reason" in action):
+                raise ValueError(f"actions[{index}]: label/reason given for an executable action")
+            verdicts.append(
+                RecordedVerdict(action["executable"], _labels(action.get("label")), action.get("reason"))
+            )
+            calls.append(ToolCall(action["tool"], action.get("arguments", {}), action.get("id")))
+        task = RecordedTask(tuple(verdicts), bool(record.get("no_tool_allowed", False)))
+        outcome = replay(RECORDED, task, calls)
+    meta: dict[str, object] = {}
+    if "cost" in record:
+        meta["cost"] = dict(record["cost"])
+    if "meta" in record:
+        meta["meta"] = record["meta"]
+    return Rollout(key, task_id, trial, outcome, bool(record["success"]), meta)
+
+
+def _open_lines(path: str) -> Iterator[tuple[int, str]]:
+    if path == STDIN:
+        stream: IO[str] = sys.stdin
+        yield from enumerate(stream, start=1)
+        return
+    try:
+        with Path(path).open(encoding="utf-8") as handle:
+            yield from enumerate(handle, start=1)
+    except FileNotFoundError:
+        raise InputError(path, "no such file") from None
+    except IsADirectoryError:
+        raise InputError(path, "is a directory, expected a JSONL file") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except PermissionError:
+        raise InputError(path, "permission denied") from None
+
+
+def iter_file(path: str) -> Iterator[tuple[str, Rollout]]:
+    """Yield ``("FILE:LINE", rollout)`` for every record of one JSONL file, validating each."""
+    validator = _validator()
+    name = "<stdin>" if path == STDIN else path
+    for number, line in _open_lines(path):
+        where = f"{name}:{number}"
+        if not line.strip():
+            continue
+        try:
+            record = parse_json_line(line)
+        except ValueError as exc:
+            raise InputError(where, f"not valid JSON: {exc}") from None
+        if not isinstance(record, dict):
+            raise InputError(where, f"expected a JSON object, got {type(record).__name__}")
+        if "actions" in record and "outcome" in record:
+            raise InputError(where, "give either 'actions' or 'outcome', not both")
+        if "actions" not in record and "outcome" not in record:
+            raise InputError(where, "missing field: one of 'actions' or 'outcome' is required")
+        error = jsonschema.exceptions.best_match(validator.iter_errors(record))
+        if error is not None:
+            raise InputError(where, f"at {_path(error.absolute_path)}: {error.message}")
+        try:
+            rollout = record_to_rollout(record)
+        except ValueError as exc:
+            raise InputError(where, str(exc)) from None
+        yield where, rollout
+
+
+def read_records(paths: Sequence[str]) -> list[Rollout]:
+    """Read and validate every record of ``paths``; raises :class:`InputError` on the first fault.
+
+    The key (dataset, model, method, task_id, trial) must be unique over all files (REC-UNIQUE).
+    """
+    seen: dict[tuple[str, str, str, str, int], str] = {}
+    rollouts: list[Rollout] = []
+    for path in paths:
+        for where, rollout in iter_file(path):
+            c = rollout.condition
+            key = (c.dataset, c.model, c.method, rollout.task_id, rollout.trial)
+            if key in seen:
+                raise InputError(
+                    where,
+                    f"repeats the key (dataset, model, method, task_id, trial) = {key!r} "
+                    f"first seen at {seen[key]}",
+                )
+            seen[key] = where
+            rollouts.append(rollout)
+    if not rollouts:
+        raise InputError(", ".join(paths) or "<no input>", "no records found")
+    return rollouts

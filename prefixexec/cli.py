@@ -1,0 +1,115 @@
+"""The command line: ``prefixexec score``, ``prefixexec adapters`` (spec: CLI-*)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from prefixexec._version import __version__
+from prefixexec.adapters import ADAPTERS, AdapterOptions, InputError
+from prefixexec.kernel import Rollout, compute_metrics, group_by_condition
+
+from .scoring import condition_json, dumps, format_table
+from .signature import Signature
+
+EXIT_OK = 0
+EXIT_DIFFERENCE = 1
+EXIT_INPUT = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with usage errors reported as ``prefixexec: error: ...`` and exit 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="prefixexec",
+        description="Reference scorer for prefix executability of tool-using agents "
+        "(PEC, FED, TER, AUC-PEC, RR).",
+    )
+    parser.add_argument("--version", action="version", version=f"prefixexec {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    score = sub.add_parser("score", help="score rollouts: one row of metrics per condition")
+    score.add_argument("files", nargs="+", metavar="FILE", help="input files ('-' for stdin)")
+    score.add_argument(
+        "--adapter", default="records", choices=sorted(ADAPTERS), help="input format (default: records)"
+    )
+    score.add_argument("--model", help="model name, for adapters whose input does not carry it")
+    score.add_argument("--method", help="method name, for adapters whose input does not carry it")
+    score.add_argument("--json", action="store_true", help="print the JSON document instead of the table")
+    score.add_argument("--output", metavar="PATH", help="write the output to PATH instead of stdout")
+
+    sub.add_parser("adapters", help="list the adapters and what each reads")
+    return parser
+
+
+def read_input(args: argparse.Namespace) -> list[Rollout]:
+    """Read every input file with the chosen adapter (all validated before scoring)."""
+    options = AdapterOptions(model=getattr(args, "model", None), method=getattr(args, "method", None))
+    return ADAPTERS[args.adapter].read(args.files, options)
+
+
+def score_document(rollouts: Sequence[Rollout], signature: Signature) -> dict[str, Any]:
+    """The ``score --json`` document for ``rollouts``."""
+    cohorts = group_by_condition(rollouts)
+    return {
+        "signature": str(signature),
+        "conditions": [condition_json(key, compute_metrics(c)) for key, c in cohorts.items()],
+    }
+
+
+def _write(text: str, output: str | None) -> None:
+    if output is None:
+        sys.stdout.write(text)
+        return
+    target = Path(output)
+    directory = target.parent if str(target.parent) else Path(".")
+    if not directory.is_dir():
+        raise InputError(output, f"cannot write: directory {str(directory)!r} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=".prefixexec-", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _score(args: argparse.Namespace) -> int:
+    rollouts = read_input(args)
+    signature = Signature(adapter=args.adapter)
+    if args.json:
+        text = dumps(score_document(rollouts, signature))
+    else:
+        cohorts = group_by_condition(rollouts)
+        rows = [(key, compute_metrics(c), None) for key, c in cohorts.items()]
+        text = format_table(rows, str(signature))
+    _write(text, args.output)
+    return EXIT_OK
+
+
+def _adapters(args: argparse.Namespace) -> int:
+    width = max(len(name) for name in ADAPTERS)
+    for name, info in sorted(ADAPTERS.items()):
+        sys.stdout.write(f"{name.ljust(width)}  {info.description}\n")
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0 ok, 1 differences found, 2 bad input)."""
+    args = build_parser().parse_args(argv)
+    handlers = {"score": _score, "adapters": _adapters}
+    try:
+        return handlers[args.command](args)
+    except InputError as exc:
+        sys.stderr.write(f"prefixexec: error: {exc}\n")
+        return EXIT_INPUT
+    except BrokenPipeError:
+        return EXIT_OK

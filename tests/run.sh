@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh machine: makes its own virtual environment, installs the
+# package and its test dependencies, then runs ruff, mypy --strict and pytest (Hypothesis
+# profile "ci"). Usage: bash tests/run.sh [extra pytest arguments]
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo"
+venv="${PREFIXEXEC_TEST_VENV:-$repo/.venv-test}"
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+fi
+"$venv/bin/python" -m pip install -q --disable-pip-version-check -U pip
+"$venv/bin/python" -m pip install -q --disable-pip-version-check -e ".[test]"
+
+echo "== ruff"
+"$venv/bin/ruff" check kernel adapters prefixexec tests benchmarks
+echo "== mypy --strict (kernel/, adapters/, prefixexec/)"
+bash "$repo/tests/mypy.sh" "$venv"
+if [ -f "$repo/proofs/check.sh" ]; then
+  echo "== Coq proofs"
+  bash "$repo/proofs/check.sh"
+fi
+echo "== pytest"
+HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-ci}" "$venv/bin/pytest" -p no:cacheprovider "$@"
