@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
+import pkgutil
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, cast
 
 from prefixexec._version import __version__
 from prefixexec.adapters import ADAPTERS, AdapterOptions, InputError
@@ -22,12 +24,29 @@ EXIT_DIFFERENCE = 1
 EXIT_INPUT = 2
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse, with usage errors reported as ``prefixexec: error: ...`` and exit 2."""
+class Command(Protocol):
+    """A subcommand module in ``prefixexec/commands/``: ``NAME``, ``add_parser``, ``run``."""
+
+    NAME: str
+
+    def add_parser(self, sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None: ...
+
+    def run(self, args: argparse.Namespace) -> int: ...
+
+
+def _plugin_commands() -> list[Command]:
+    """The subcommand modules of ``prefixexec.commands``, in name order."""
+    import prefixexec.commands as package
+
+    found: list[Command] = []
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
+        if not info.name.startswith("_"):
+            found.append(cast(Command, importlib.import_module(f"{package.__name__}.{info.name}")))
+    return found
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = argparse.ArgumentParser(
         prog="prefixexec",
         description="Reference scorer for prefix executability of tool-using agents "
         "(PEC, FED, TER, AUC-PEC, RR).",
@@ -46,6 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--output", metavar="PATH", help="write the output to PATH instead of stdout")
 
     sub.add_parser("adapters", help="list the adapters and what each reads")
+    for command in _plugin_commands():
+        command.add_parser(sub)
     return parser
 
 
@@ -105,7 +126,9 @@ def _adapters(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 differences found, 2 bad input)."""
     args = build_parser().parse_args(argv)
-    handlers = {"score": _score, "adapters": _adapters}
+    handlers: dict[str, Callable[[argparse.Namespace], int]] = {"score": _score, "adapters": _adapters}
+    for command in _plugin_commands():
+        handlers[command.NAME] = command.run
     try:
         return handlers[args.command](args)
     except InputError as exc:
