@@ -23,6 +23,14 @@ class AdapterOptions:
 
     model: str | None = None
     method: str | None = None
+    #: BFCL: restrict to one category (e.g. ``multi_turn_base``).
+    category: str | None = None
+    #: ToolSandbox: similarity threshold for Y; inspect_ai: score threshold for numeric values.
+    threshold: float | None = None
+    #: inspect_ai: the scorer whose value is Y (default: the first).
+    scorer: str | None = None
+    #: chat transcripts: a regex that marks a tool result as an error.
+    error_pattern: str | None = None
     extra: Mapping[str, object] = attrs.field(factory=dict)
 
 

@@ -56,11 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     score = sub.add_parser("score", help="score rollouts: one row of metrics per condition")
     score.add_argument("files", nargs="+", metavar="FILE", help="input files ('-' for stdin)")
-    score.add_argument(
-        "--adapter", default="records", choices=sorted(ADAPTERS), help="input format (default: records)"
-    )
-    score.add_argument("--model", help="model name, for adapters whose input does not carry it")
-    score.add_argument("--method", help="method name, for adapters whose input does not carry it")
+    add_adapter_options(score)
     score.add_argument("--json", action="store_true", help="print the JSON document instead of the table")
     score.add_argument("--output", metavar="PATH", help="write the output to PATH instead of stdout")
 
@@ -70,10 +66,34 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def add_adapter_options(parser: argparse.ArgumentParser) -> None:
+    """The input options shared by every command that reads rollouts."""
+    parser.add_argument(
+        "--adapter", default="records", choices=sorted(ADAPTERS), help="input format (default: records)"
+    )
+    parser.add_argument("--model", help="model name, for adapters whose input does not carry it")
+    parser.add_argument("--method", help="method name, for adapters whose input does not carry it")
+    parser.add_argument("--category", help="BFCL: only this category")
+    parser.add_argument("--threshold", type=float, help="ToolSandbox/inspect: success threshold")
+    parser.add_argument("--scorer", help="inspect: the scorer whose value is the success Y")
+    parser.add_argument("--error-pattern", help="chat: regex marking a tool result as an error")
+
+
+def adapter_options(args: argparse.Namespace) -> AdapterOptions:
+    """The adapter options given on the command line."""
+    return AdapterOptions(
+        model=args.model,
+        method=args.method,
+        category=args.category,
+        threshold=args.threshold,
+        scorer=args.scorer,
+        error_pattern=args.error_pattern,
+    )
+
+
 def read_input(args: argparse.Namespace) -> list[Rollout]:
     """Read every input file with the chosen adapter (all validated before scoring)."""
-    options = AdapterOptions(model=getattr(args, "model", None), method=getattr(args, "method", None))
-    return ADAPTERS[args.adapter].read(args.files, options)
+    return ADAPTERS[args.adapter].read(args.files, adapter_options(args))
 
 
 def score_document(rollouts: Sequence[Rollout], signature: Signature) -> dict[str, Any]:
