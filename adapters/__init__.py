@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 import attrs
+
 from prefixexec.kernel import Rollout
 
 from . import records

@@ -18,6 +18,7 @@ from typing import IO, Any
 import attrs
 import jsonschema
 import jsonschema.exceptions
+
 from prefixexec.kernel import (
     Accepted,
     ConditionKey,

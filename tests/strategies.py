@@ -1,0 +1,79 @@
+"""Hypothesis strategies for cohorts, outcomes and verdict sequences (one module, st.composite)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from hypothesis import strategies as st
+
+from prefixexec.kernel import LABEL_ORDER, Cohort, Label, Outcome
+from prefixexec.kernel.cohort import label_code
+
+MAX_T = 25
+
+
+@st.composite
+def outcomes(draw: st.DrawFn, max_t: int = MAX_T) -> Outcome:
+    """An outcome with T >= 1 and 1 <= FED <= T+1; failing ones maybe labelled."""
+    T = draw(st.integers(1, max_t))
+    fed = draw(st.integers(1, T + 1))
+    label: Label | None = None
+    if fed <= T:
+        label = draw(st.none() | st.sampled_from(LABEL_ORDER))
+    return Outcome(T=T, fed=fed, label=label)
+
+
+@st.composite
+def triples(draw: st.DrawFn, max_t: int = MAX_T) -> tuple[Outcome, bool]:
+    """(outcome, Y)."""
+    return draw(outcomes(max_t)), draw(st.booleans())
+
+
+@st.composite
+def cohorts(draw: st.DrawFn, min_n: int = 1, max_n: int = 40, max_t: int = MAX_T) -> Cohort:
+    """A random cohort: N rollouts of random (T, FED, Y, label), tasks t0, t1, ..."""
+    items = draw(st.lists(triples(max_t), min_size=min_n, max_size=max_n))
+    return cohort_of(items)
+
+
+def cohort_of(items: list[tuple[Outcome, bool]], tasks: list[str] | None = None) -> Cohort:
+    """The cohort of (outcome, Y) pairs, task ids t0.. unless given."""
+    names = tasks if tasks is not None else [f"t{i}" for i in range(len(items))]
+    return Cohort.from_outcomes((t, o, y) for t, (o, y) in zip(names, items, strict=True))
+
+
+@st.composite
+def common_horizon_cohorts(draw: st.DrawFn) -> tuple[int, Cohort]:
+    """(T0, cohort) where every rollout has horizon T0."""
+    T0 = draw(st.integers(1, MAX_T))
+    n = draw(st.integers(1, 40))
+    items = [
+        (Outcome(T=T0, fed=f, label=None), y)
+        for f, y in draw(st.lists(st.tuples(st.integers(1, T0 + 1), st.booleans()), min_size=n, max_size=n))
+    ]
+    return T0, cohort_of(items)
+
+
+verdict_sequences = st.lists(st.booleans(), min_size=1, max_size=MAX_T)
+
+
+def records_of(items: list[tuple[Outcome, bool]], **key: Any) -> list[dict[str, Any]]:
+    """JSONL records (outcome form) for (outcome, Y) pairs."""
+    out = []
+    for i, (o, y) in enumerate(items):
+        rec: dict[str, Any] = {
+            "dataset": key.get("dataset", "d"),
+            "model": key.get("model", "m"),
+            "method": key.get("method", "react"),
+            "task_id": f"t{i}",
+            "success": y,
+            "outcome": {"T": o.T, "fed": o.fed},
+        }
+        if o.label is not None:
+            rec["outcome"]["label"] = o.label.value
+        out.append(rec)
+    return out
+
+
+__all__ = ["cohort_of", "cohorts", "common_horizon_cohorts", "label_code", "np", "outcomes", "records_of"]
