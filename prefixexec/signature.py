@@ -1,4 +1,4 @@
-"""The reproducibility signature (spec: SIG), in the style of sacrebleu's.
+"""The reproducibility signature (spec: OUT-SIGNATURE), in the style of sacrebleu's.
 
 One string pins everything that can change the numbers: package version, spec version,
 adapter, and (with intervals) B, seed, level, interval methods and pairing.
