@@ -14,9 +14,11 @@ from typing import Any, Protocol, cast
 
 from prefixexec._version import __version__
 from prefixexec.adapters import ADAPTERS, AdapterOptions, InputError
-from prefixexec.kernel import Rollout, compute_metrics, group_by_condition
+from prefixexec.kernel import Rollout
+from prefixexec.kernel.bootstrap import BootstrapSettings
 
-from .scoring import condition_json, dumps, format_table
+from .inference import ConditionResult, ci_json, compare, evaluate, table_intervals
+from .scoring import condition_json, dumps, format_comparisons, format_table
 from .signature import Signature
 
 EXIT_OK = 0
@@ -57,8 +59,19 @@ def build_parser() -> argparse.ArgumentParser:
     score = sub.add_parser("score", help="score rollouts: one row of metrics per condition")
     score.add_argument("files", nargs="+", metavar="FILE", help="input files ('-' for stdin)")
     add_adapter_options(score)
+    add_bootstrap_options(score)
     score.add_argument("--json", action="store_true", help="print the JSON document instead of the table")
     score.add_argument("--output", metavar="PATH", help="write the output to PATH instead of stdout")
+
+    compare = sub.add_parser(
+        "compare", help="paired differences of every method against a baseline method (same tasks)"
+    )
+    compare.add_argument("files", nargs="+", metavar="FILE", help="input files ('-' for stdin)")
+    compare.add_argument("--baseline", required=True, metavar="METHOD", help="the method to compare against")
+    add_adapter_options(compare)
+    add_bootstrap_options(compare, allow_unpaired=False)
+    compare.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    compare.add_argument("--output", metavar="PATH", help="write the output to PATH instead of stdout")
 
     sub.add_parser("adapters", help="list the adapters and what each reads")
     for command in _plugin_commands():
@@ -79,6 +92,57 @@ def add_adapter_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--error-pattern", help="chat: regex marking a tool result as an error")
 
 
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0: {text}")
+    return value
+
+
+def _level(text: str) -> float:
+    value = float(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be strictly between 0 and 1: {text}")
+    return value
+
+
+def add_bootstrap_options(parser: argparse.ArgumentParser, allow_unpaired: bool = True) -> None:
+    """--bootstrap B, --seed S, --level L (and --unpaired) of the interval protocol."""
+    parser.add_argument(
+        "--bootstrap",
+        type=_positive_int,
+        default=10_000,
+        metavar="B",
+        help="task-level bootstrap resamples (default 10000; 0 turns intervals off)",
+    )
+    parser.add_argument("--seed", type=_positive_int, default=0, help="bootstrap seed (default 0)")
+    parser.add_argument("--level", type=_level, default=0.95, help="confidence level (default 0.95)")
+    if allow_unpaired:
+        parser.add_argument(
+            "--unpaired",
+            action="store_true",
+            help="allow conditions of a dataset with different task sets (intervals are then unpaired)",
+        )
+
+
+def signature_of(args: argparse.Namespace) -> Signature:
+    """The signature of the settings on the command line."""
+    return Signature(
+        adapter=args.adapter,
+        bootstrap=args.bootstrap,
+        seed=args.seed,
+        level=args.level,
+        paired=not getattr(args, "unpaired", False),
+    )
+
+
+def settings_of(args: argparse.Namespace) -> BootstrapSettings | None:
+    """Bootstrap settings, or None when intervals are off (--bootstrap 0)."""
+    if args.bootstrap == 0:
+        return None
+    return BootstrapSettings(B=args.bootstrap, seed=args.seed, level=args.level)
+
+
 def adapter_options(args: argparse.Namespace) -> AdapterOptions:
     """The adapter options given on the command line."""
     return AdapterOptions(
@@ -96,13 +160,15 @@ def read_input(args: argparse.Namespace) -> list[Rollout]:
     return ADAPTERS[args.adapter].read(args.files, adapter_options(args))
 
 
-def score_document(rollouts: Sequence[Rollout], signature: Signature) -> dict[str, Any]:
-    """The ``score --json`` document for ``rollouts``."""
-    cohorts = group_by_condition(rollouts)
-    return {
-        "signature": str(signature),
-        "conditions": [condition_json(key, compute_metrics(c)) for key, c in cohorts.items()],
-    }
+def score_document(results: Sequence[ConditionResult], signature: Signature) -> dict[str, Any]:
+    """The ``score --json`` document (OUT-JSON, OUT-CI)."""
+    conditions = []
+    for r in results:
+        cond = condition_json(r.key, r.metrics)
+        if r.intervals is not None:
+            cond["ci"], cond["ci_dropped"] = ci_json(r.intervals)
+        conditions.append(cond)
+    return {"signature": str(signature), "conditions": conditions}
 
 
 def _write(text: str, output: str | None) -> None:
@@ -125,13 +191,26 @@ def _write(text: str, output: str | None) -> None:
 
 def _score(args: argparse.Namespace) -> int:
     rollouts = read_input(args)
-    signature = Signature(adapter=args.adapter)
+    signature = signature_of(args)
+    results = evaluate(rollouts, settings_of(args), paired=not args.unpaired)
     if args.json:
-        text = dumps(score_document(rollouts, signature))
+        text = dumps(score_document(results, signature))
     else:
-        cohorts = group_by_condition(rollouts)
-        rows = [(key, compute_metrics(c), None) for key, c in cohorts.items()]
+        rows = [(r.key, r.metrics, table_intervals(r.intervals)) for r in results]
         text = format_table(rows, str(signature))
+    _write(text, args.output)
+    return EXIT_OK
+
+
+def _compare(args: argparse.Namespace) -> int:
+    rollouts = read_input(args)
+    signature = signature_of(args)
+    results = evaluate(rollouts, settings_of(args), paired=True)
+    comparisons, skipped = compare(results, args.baseline, args.level)
+    if args.json:
+        text = dumps({"signature": str(signature), "comparisons": comparisons, "skipped": skipped})
+    else:
+        text = format_comparisons(comparisons, skipped, str(signature))
     _write(text, args.output)
     return EXIT_OK
 
@@ -146,7 +225,11 @@ def _adapters(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 differences found, 2 bad input)."""
     args = build_parser().parse_args(argv)
-    handlers: dict[str, Callable[[argparse.Namespace], int]] = {"score": _score, "adapters": _adapters}
+    handlers: dict[str, Callable[[argparse.Namespace], int]] = {
+        "score": _score,
+        "compare": _compare,
+        "adapters": _adapters,
+    }
     for command in _plugin_commands():
         handlers[command.NAME] = command.run
     try:

@@ -118,3 +118,44 @@ def format_table(
     flush()
     lines.append(f"signature: {signature}")
     return "\n".join(lines) + "\n"
+
+
+def format_comparisons(
+    comparisons: Sequence[Mapping[str, Any]], skipped: Sequence[str], signature: str
+) -> str:
+    """A readable table of paired differences (method - baseline) with their intervals."""
+    names = ("TER", "mean_FED", "AUC_PEC", "RR", "success")
+    headers = ["method", "baseline", *(n.replace("_", " ") for n in names)]
+    lines: list[str] = []
+    block: tuple[str, str] | None = None
+    rows: list[list[str]] = []
+
+    def flush() -> None:
+        if not rows:
+            return
+        widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
+        lines.append("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip())
+        lines.append("  ".join("-" * w for w in widths))
+        lines.extend("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)
+        lines.append("")
+        rows.clear()
+
+    for c in comparisons:
+        if block != (c["dataset"], c["model"]):
+            flush()
+            block = (c["dataset"], c["model"])
+            lines.append(f"{c['dataset']} / {c['model']}: difference = method - baseline")
+        cells = [c["method"], c["baseline"]]
+        for name in names:
+            value = c["diff"][name]
+            interval = c.get("ci", {}).get(name)
+            text = "n/a" if value is None else f"{value:+.3f}"
+            if value is not None and interval is not None:
+                text += f" [{interval[0]:+.3f}, {interval[1]:+.3f}]"
+            cells.append(text)
+        rows.append(cells)
+    flush()
+    if skipped:
+        lines.append("without the baseline method (not compared): " + ", ".join(skipped))
+    lines.append(f"signature: {signature}")
+    return "\n".join(lines) + "\n"

@@ -74,7 +74,7 @@ def test_conditions_sorted_and_curves_cover_max_T(capsys: pytest.CaptureFixture[
 
 @pytest.mark.spec("OUT-TABLE", "OUT-SIGNATURE")
 def test_readable_table(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(["score", str(EXAMPLE)], capsys)
+    code, out, _ = run(["score", "--bootstrap", "0", str(EXAMPLE)], capsys)
     assert code == 0
     lines = out.splitlines()
     assert lines[0] == "demo / example-model"

@@ -1,0 +1,217 @@
+"""Intervals and paired comparisons over conditions (spec: BOOT-*, OUT-CI, CMP-*).
+
+Groups rollouts by dataset, checks that every condition of a dataset has the same task set
+(unless pairing is explicitly given up), runs the kernel's bootstrap once per dataset, and shapes
+the results for the JSON document and the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+from typing import Any
+
+import attrs
+import numpy as np
+
+from prefixexec.adapters import InputError
+from prefixexec.kernel import (
+    Cohort,
+    ConditionKey,
+    ConditionMetrics,
+    Rollout,
+    compute_metrics,
+    group_by_condition,
+)
+from prefixexec.kernel.bootstrap import (
+    BootstrapSettings,
+    Intervals,
+    Replicates,
+    bootstrap_dataset,
+    difference_interval,
+    exact_difference,
+    intervals,
+    missing_tasks,
+)
+
+from .scoring import approx, exact
+
+Interval = tuple[float, float] | None
+
+
+@attrs.frozen(slots=True)
+class ConditionResult:
+    """Point estimates of one condition, with its intervals and replicates when bootstrapped."""
+
+    key: ConditionKey
+    metrics: ConditionMetrics
+    intervals: Intervals | None = None
+    replicates: Replicates | None = None
+
+
+def _by_dataset(cohorts: Mapping[ConditionKey, Cohort]) -> dict[str, dict[ConditionKey, Cohort]]:
+    out: dict[str, dict[ConditionKey, Cohort]] = {}
+    for key, cohort in cohorts.items():
+        out.setdefault(key.dataset, {})[key] = cohort
+    return out
+
+
+def check_pairing(cohorts: Mapping[ConditionKey, Cohort]) -> None:
+    """BOOT-PAIRED: raise InputError listing the task ids each condition lacks."""
+    problems: list[str] = []
+    for dataset, group in _by_dataset(cohorts).items():
+        for key, missing in missing_tasks(group).items():
+            if missing:
+                shown = ", ".join(missing[:10]) + (
+                    f", ... ({len(missing)} in all)" if len(missing) > 10 else ""
+                )
+                problems.append(f"{dataset} / {key.model} / {key.method} lacks task(s) {shown}")
+    if problems:
+        raise InputError(
+            "input",
+            "conditions of a dataset must share one task set for paired intervals; "
+            + "; ".join(problems)
+            + " (use --unpaired to give up pairing explicitly)",
+        )
+
+
+def evaluate(
+    rollouts: Sequence[Rollout], settings: BootstrapSettings | None, paired: bool = True
+) -> list[ConditionResult]:
+    """Point estimates for every condition and, when ``settings`` is given, bootstrap intervals."""
+    cohorts = group_by_condition(rollouts)
+    if settings is None:
+        return [ConditionResult(key, compute_metrics(c)) for key, c in cohorts.items()]
+    if paired:
+        check_pairing(cohorts)
+    results: dict[ConditionKey, ConditionResult] = {}
+    for group in _by_dataset(cohorts).values():
+        reps = bootstrap_dataset(group, settings, paired=paired)
+        for key, cohort in group.items():
+            m = compute_metrics(cohort)
+            ivs = intervals(reps[key], m.recovered, m.RR_eligible, settings.level)
+            results[key] = ConditionResult(key, m, ivs, reps[key])
+    return [results[key] for key in cohorts]
+
+
+def _pair(interval: Interval) -> list[float] | None:
+    return None if interval is None else [interval[0], interval[1]]
+
+
+def ci_json(ivs: Intervals) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The ``ci`` and ``ci_dropped`` objects of one condition (OUT-CI)."""
+    ci: dict[str, Any] = {
+        "TER": _pair(ivs.scalars["TER"]),
+        "AUC_PEC": _pair(ivs.scalars["AUC_PEC"]),
+        "mean_FED": _pair(ivs.scalars["mean_FED"]),
+        "success": _pair(ivs.scalars["success"]),
+        "RR_wilson": _pair(ivs.RR_wilson),
+        "RR_bootstrap": _pair(ivs.scalars["RR"]),
+        "PEC": [_pair(i) for i in ivs.PEC],
+        "PEC_elig": [_pair(i) for i in ivs.PEC_elig],
+    }
+    dropped: dict[str, Any] = dict(ivs.dropped)
+    dropped["PEC_elig"] = list(ivs.dropped_PEC_elig)
+    return ci, dropped
+
+
+def table_intervals(ivs: Intervals | None) -> dict[str, Interval] | None:
+    """The intervals the readable table prints next to each value (RR: Wilson)."""
+    if ivs is None:
+        return None
+    return {
+        "TER": ivs.scalars["TER"],
+        "mean_FED": ivs.scalars["mean_FED"],
+        "AUC_PEC": ivs.scalars["AUC_PEC"],
+        "success": ivs.scalars["success"],
+        "RR_wilson": ivs.RR_wilson,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Paired comparisons against a baseline method (CMP-PAIRED)
+
+SCALARS = ("TER", "AUC_PEC", "mean_FED", "success", "RR")
+
+
+def _point(m: ConditionMetrics, name: str) -> Fraction | None:
+    value: Fraction | None = getattr(m, name)
+    return value
+
+
+def _padded(values: np.ndarray[Any, Any], K: int, fill: float) -> np.ndarray[Any, Any]:
+    if values.shape[1] >= K:
+        return values
+    pad = np.full((values.shape[0], K - values.shape[1]), fill)
+    return np.concatenate([values, pad], axis=1)
+
+
+def compare(
+    results: Sequence[ConditionResult], baseline: str, level: float
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Paired differences (method - baseline) per dataset and model, with percentile intervals.
+
+    Returns the comparison objects and the (dataset / model) blocks that lack the baseline.
+    Raises InputError when no block has the baseline method.
+    """
+    blocks: dict[tuple[str, str], dict[str, ConditionResult]] = {}
+    for r in results:
+        blocks.setdefault((r.key.dataset, r.key.model), {})[r.key.method] = r
+    if not any(baseline in methods for methods in blocks.values()):
+        known = sorted({m for methods in blocks.values() for m in methods})
+        raise InputError("--baseline", f"no condition has method {baseline!r} (methods: {', '.join(known)})")
+    out: list[dict[str, Any]] = []
+    skipped: list[str] = []
+    for (dataset, model), methods in blocks.items():
+        if baseline not in methods:
+            skipped.append(f"{dataset} / {model}")
+            continue
+        base = methods[baseline]
+        for method, r in methods.items():
+            if method == baseline:
+                continue
+            out.append(_comparison(dataset, model, method, baseline, r, base, level))
+    return out, skipped
+
+
+def _comparison(
+    dataset: str,
+    model: str,
+    method: str,
+    baseline: str,
+    r: ConditionResult,
+    base: ConditionResult,
+    level: float,
+) -> dict[str, Any]:
+    diff: dict[str, Any] = {}
+    diff_exact: dict[str, Any] = {}
+    ci: dict[str, Any] = {}
+    dropped: dict[str, Any] = {}
+    for name in SCALARS:
+        d = exact_difference(_point(r.metrics, name), _point(base.metrics, name))
+        diff[name], diff_exact[name] = approx(d), exact(d)
+        if r.replicates is not None and base.replicates is not None:
+            interval, n_drop = difference_interval(
+                r.replicates.scalars[name], base.replicates.scalars[name], level
+            )
+            ci[name], dropped[name] = _pair(interval), n_drop
+    K = max(len(r.metrics.PEC), len(base.metrics.PEC))
+    pec_a = list(r.metrics.PEC) + [Fraction(0)] * (K - len(r.metrics.PEC))
+    pec_b = list(base.metrics.PEC) + [Fraction(0)] * (K - len(base.metrics.PEC))
+    diff["PEC"] = [float(a - b) for a, b in zip(pec_a, pec_b, strict=True)]
+    diff_exact["PEC"] = [str(a - b) for a, b in zip(pec_a, pec_b, strict=True)]
+    if r.replicates is not None and base.replicates is not None:
+        ra, rb = _padded(r.replicates.PEC, K, 0.0), _padded(base.replicates.PEC, K, 0.0)
+        ci["PEC"] = [_pair(difference_interval(ra[:, k], rb[:, k], level)[0]) for k in range(K)]
+    entry: dict[str, Any] = {
+        "dataset": dataset,
+        "model": model,
+        "method": method,
+        "baseline": baseline,
+        "diff": diff,
+        "exact": diff_exact,
+    }
+    if ci:
+        entry["ci"] = ci
+        entry["ci_dropped"] = dropped
+    return entry
