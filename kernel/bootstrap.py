@@ -128,8 +128,12 @@ def task_sums(cohort: Cohort, tasks: Sequence[str]) -> TaskSums:
 
 
 def weighted_sums(W: IntArray, X: IntArray) -> npt.NDArray[np.float64] | npt.NDArray[np.object_]:
-    """W @ X exactly: float64 (BLAS) when every sum is below 2^53, else Python integers."""
-    bound = int(W.sum(axis=1).max()) * int(np.abs(X).max(initial=0))
+    """W @ X exactly: float64 (BLAS) when every sum is below 2^53, else Python integers.
+
+    W's rows sum to the number of tasks drawn, so ``rows x max |X|`` bounds every sum; below
+    2^53 every partial sum of integers is exact in float64, whatever the summation order.
+    """
+    bound = int(W.shape[1]) * int(np.abs(X).max(initial=0))
     if bound < _EXACT_FLOAT_LIMIT:
         result: npt.NDArray[np.float64] = W.astype(np.float64) @ X.astype(np.float64)
         return result
@@ -141,7 +145,8 @@ def _ratio(num: npt.NDArray[Any], den: npt.NDArray[Any]) -> FloatArray:
     """num / den rounded once to the nearest double; NaN where den = 0 (BOOT-REPLICATE, BOOT-DROP)."""
     if num.dtype == np.float64 and den.dtype == np.float64:
         with np.errstate(divide="ignore", invalid="ignore"):
-            out: FloatArray = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+            out: FloatArray = num / den
+        out[den == 0] = np.nan
         return out
     flat = [
         (int(a) / int(b)) if int(b) != 0 else math.nan
@@ -161,7 +166,10 @@ class Replicates:
 
 def replicates(W: IntArray, sums: TaskSums) -> Replicates:
     """Every metric's B replicates from the resample counts and the per-task sums."""
-    Z = weighted_sums(W, sums.X)
+    return _replicates_from(weighted_sums(W, sums.X), sums)
+
+
+def _replicates_from(Z: npt.NDArray[Any], sums: TaskSums) -> Replicates:
     col = {name: i for i, name in enumerate(sums.columns)}
     count = Z[:, col["count"]]
     K = sums.K
@@ -181,6 +189,25 @@ def replicates(W: IntArray, sums: TaskSums) -> Replicates:
     )
 
 
+def _linear_positions(n: int, p: np.float64) -> tuple[int, int, np.float64]:
+    """Order-statistic positions and weight of the type-7 quantile, as scipy computes them."""
+    nf = np.float64(n)
+    jg = p * nf + (np.float64(1) - p)
+    jp1 = jg // 1
+    j = jp1 - 1
+    g = jg % 1
+    if j < 0:
+        g = np.float64(0)
+    j = min(max(j, np.float64(0)), nf - 1)
+    jp1 = min(max(jp1, np.float64(0)), nf - 1)
+    return int(j), int(jp1), g
+
+
+def _levels(level: float) -> tuple[np.float64, np.float64]:
+    alpha = np.float64((1 - level) / 2)
+    return alpha, np.float64(1) - alpha
+
+
 def percentile_interval(values: FloatArray, level: float) -> tuple[float, float] | None:
     """BOOT-PERCENTILE: the linear-interpolation percentile interval of the defined replicates.
 
@@ -188,24 +215,42 @@ def percentile_interval(values: FloatArray, level: float) -> tuple[float, float]
     ``a = (1 - level) / 2``: ``jg = p n + (1 - p)``, ``j = floor(jg) - 1``, ``g = jg mod 1``,
     ``(1 - g) y[j] + g y[j + 1]`` over the sorted values. ``None`` if no replicate is defined.
     """
-    y = np.sort(values[~np.isnan(values)])
-    if y.shape[0] == 0:
+    defined = values[~np.isnan(values)]
+    if defined.shape[0] == 0:
         return None
-    alpha = np.float64((1 - level) / 2)
-    return (_quantile_linear(y, alpha), _quantile_linear(y, np.float64(1) - alpha))
+    return percentile_intervals(defined.reshape(-1, 1), level)[0]
 
 
-def _quantile_linear(y: FloatArray, p: np.float64) -> float:
-    n = np.float64(y.shape[0])
-    jg = p * n + (np.float64(1) - p)
-    jp1 = jg // 1
-    j = jp1 - 1
-    g = jg % 1
-    if j < 0:
-        g = np.float64(0)
-    j = min(max(j, np.float64(0)), n - 1)
-    jp1 = min(max(jp1, np.float64(0)), n - 1)
-    return float((1 - g) * y[int(j)] + g * y[int(jp1)])
+def percentile_intervals(R: FloatArray, level: float) -> list[tuple[float, float] | None]:
+    """:func:`percentile_interval` of every column of ``R`` (B x C), NaN = left out.
+
+    Columns without NaN share one partial sort (``numpy.partition`` at the needed order
+    statistics, which places exactly the values a full sort would put there).
+    """
+    out: list[tuple[float, float] | None] = [None] * R.shape[1]
+    nan_columns = np.isnan(R).any(axis=0)
+    full = np.flatnonzero(~nan_columns)
+    lo_p, hi_p = _levels(level)
+    if full.shape[0] > 0:
+        n = R.shape[0]
+        j_lo, jp1_lo, g_lo = _linear_positions(n, lo_p)
+        j_hi, jp1_hi, g_hi = _linear_positions(n, hi_p)
+        # Partition rows of a contiguous (C x B) copy: much faster than strided columns.
+        part = np.partition(np.ascontiguousarray(R[:, full].T), sorted({j_lo, jp1_lo, j_hi, jp1_hi}), axis=1)
+        lows = (1 - g_lo) * part[:, j_lo] + g_lo * part[:, jp1_lo]
+        highs = (1 - g_hi) * part[:, j_hi] + g_hi * part[:, jp1_hi]
+        for i, c in enumerate(full.tolist()):
+            out[c] = (float(lows[i]), float(highs[i]))
+    for c in np.flatnonzero(nan_columns).tolist():
+        y = np.sort(R[~np.isnan(R[:, c]), c])
+        if y.shape[0] == 0:
+            continue
+        bounds = []
+        for p in (lo_p, hi_p):
+            j, jp1, g = _linear_positions(y.shape[0], p)
+            bounds.append(float((1 - g) * y[j] + g * y[jp1]))
+        out[c] = (bounds[0], bounds[1])
+    return out
 
 
 def wilson_interval(successes: int, n: int, level: float) -> tuple[float, float] | None:
@@ -239,14 +284,19 @@ class Intervals:
 
 def intervals(reps: Replicates, recovered: int, eligible: int, level: float) -> Intervals:
     """Percentile intervals of every replicate distribution, plus RR's Wilson interval."""
+    names = list(reps.scalars)
     K = reps.PEC.shape[1]
+    R = np.column_stack([*(reps.scalars[n] for n in names), reps.PEC, reps.PEC_elig])
+    found = percentile_intervals(R, level)
+    dropped = np.count_nonzero(np.isnan(R), axis=0)
+    s = len(names)
     return Intervals(
-        scalars={name: percentile_interval(v, level) for name, v in reps.scalars.items()},
+        scalars=dict(zip(names, found[:s], strict=True)),
         RR_wilson=wilson_interval(recovered, eligible, level),
-        PEC=tuple(percentile_interval(reps.PEC[:, k], level) for k in range(K)),
-        PEC_elig=tuple(percentile_interval(reps.PEC_elig[:, k], level) for k in range(K)),
-        dropped={name: int(np.count_nonzero(np.isnan(v))) for name, v in reps.scalars.items()},
-        dropped_PEC_elig=tuple(int(np.count_nonzero(np.isnan(reps.PEC_elig[:, k]))) for k in range(K)),
+        PEC=tuple(found[s : s + K]),
+        PEC_elig=tuple(found[s + K :]),
+        dropped={n: int(d) for n, d in zip(names, dropped[:s], strict=True)},
+        dropped_PEC_elig=tuple(int(d) for d in dropped[s + K :]),
     )
 
 
@@ -268,7 +318,16 @@ def bootstrap_dataset(
     if paired:
         tasks = sorted({t for c in cohorts.values() for t in c.task})
         W = resample_counts(len(tasks), settings.B, settings.seed)
-        return {key: replicates(W, task_sums(c, tasks)) for key, c in cohorts.items()}
+        all_sums = {key: task_sums(c, tasks) for key, c in cohorts.items()}
+        # One product for the whole dataset: the conditions' columns side by side.
+        Z = weighted_sums(W, np.concatenate([s.X for s in all_sums.values()], axis=1))
+        out_paired: dict[K, Replicates] = {}
+        start = 0
+        for key, sums in all_sums.items():
+            width = sums.X.shape[1]
+            out_paired[key] = _replicates_from(Z[:, start : start + width], sums)
+            start += width
+        return out_paired
     out: dict[K, Replicates] = {}
     for key, c in cohorts.items():
         own = sorted(set(c.task))
