@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
+from prefixexec.inference import evaluate
 from prefixexec.kernel import ConditionKey, Label, Outcome, Rollout
 from prefixexec.kernel.bootstrap import BootstrapSettings
-from prefixexec.inference import evaluate
 
 DATASETS = {"bfcl": 200, "toolsandbox": 200, "tau3": 164}
 MODELS = ("model-a", "model-b", "model-c")
@@ -88,7 +88,7 @@ def scipy_intervals(rollouts: list[Rollout], B: int, seed: int, level: float) ->
             "TER": ci(((fed == T + 1).astype(np.float64),), np.mean),
             "AUC_PEC": ci(
                 (((fed - 1) * (L // T)).astype(np.float64),),
-                lambda x, axis: np.sum(x, axis=axis) / (L * x.shape[axis]),
+                lambda x, axis, L=L: np.sum(x, axis=axis) / (L * x.shape[axis]),
             ),
             "mean_FED": ci((fed.astype(np.float64),), np.mean),
             "success": ci((Y,), np.mean),
@@ -116,8 +116,10 @@ def main() -> None:
     args = parser.parse_args()
     rollouts = build_grid()
     settings = BootstrapSettings(B=args.B, seed=args.seed)
-    print(f"grid: {len(rollouts)} rollouts, {len(DATASETS)} datasets, "
-          f"{len(MODELS) * len(METHODS)} conditions each, B = {args.B}")
+    print(
+        f"grid: {len(rollouts)} rollouts, {len(DATASETS)} datasets, "
+        f"{len(MODELS) * len(METHODS)} conditions each, B = {args.B}"
+    )
 
     evaluate(rollouts[:50], BootstrapSettings(B=10, seed=0))  # warm-up (imports, BLAS threads)
     tracemalloc.start()
@@ -131,8 +133,10 @@ def main() -> None:
         for r in results
         if r.intervals is not None
     )
-    print(f"prefixexec: {ours:.3f} s for {len(results)} conditions, {n_intervals} intervals; "
-          f"peak traced memory {peak / 2**20:.1f} MiB")
+    print(
+        f"prefixexec: {ours:.3f} s for {len(results)} conditions, {n_intervals} intervals; "
+        f"peak traced memory {peak / 2**20:.1f} MiB"
+    )
     if args.skip_scipy:
         return
     start = time.perf_counter()
@@ -145,11 +149,17 @@ def main() -> None:
     for r in results:
         assert r.intervals is not None
         theirs_c = ref[r.key]
-        pairs = [(r.intervals.scalars[n], theirs_c[n], r.intervals.dropped[n]) for n in
-                 ("TER", "AUC_PEC", "mean_FED", "success", "RR")]
+        pairs = [
+            (r.intervals.scalars[n], theirs_c[n], r.intervals.dropped[n])
+            for n in ("TER", "AUC_PEC", "mean_FED", "success", "RR")
+        ]
         pairs += [(a, b, 0) for a, b in zip(r.intervals.PEC, theirs_c["PEC"], strict=True)]
-        pairs += [(a, b, d) for a, b, d in
-                  zip(r.intervals.PEC_elig, theirs_c["PEC_elig"], r.intervals.dropped_PEC_elig, strict=True)]
+        pairs += [
+            (a, b, d)
+            for a, b, d in zip(
+                r.intervals.PEC_elig, theirs_c["PEC_elig"], r.intervals.dropped_PEC_elig, strict=True
+            )
+        ]
         for a, b, dropped in pairs:
             if dropped:
                 incomparable += 1
@@ -157,8 +167,10 @@ def main() -> None:
                 same += 1
             else:
                 differ += 1
-    print(f"intervals identical: {same}, different: {differ}, "
-          f"not comparable (undefined replicates, scipy gives NaN): {incomparable}")
+    print(
+        f"intervals identical: {same}, different: {differ}, "
+        f"not comparable (undefined replicates, scipy gives NaN): {incomparable}"
+    )
 
 
 if __name__ == "__main__":
