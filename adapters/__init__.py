@@ -14,7 +14,7 @@ import attrs
 
 from prefixexec.kernel import Rollout
 
-from . import records
+from . import records, taubench
 from .errors import InputError
 
 
@@ -49,6 +49,11 @@ ADAPTERS: dict[str, AdapterInfo] = {
         "records",
         "prefixexec JSONL records (spec/record.schema.json): recorded verdicts or outcomes",
         lambda paths, options: records.read_records(paths),
+    ),
+    "taubench": AdapterInfo(
+        "taubench",
+        "tau-bench v1 result lists and tau2/tau^3 results.json (executed trajectories)",
+        lambda paths, options: taubench.read(paths, options),
     ),
 }
 
