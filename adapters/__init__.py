@@ -14,7 +14,7 @@ import attrs
 
 from prefixexec.kernel import Rollout
 
-from . import records, taubench
+from . import chat, inspect_logs, records, taubench, toolsandbox
 from .errors import InputError
 
 
@@ -54,6 +54,21 @@ ADAPTERS: dict[str, AdapterInfo] = {
         "taubench",
         "tau-bench v1 result lists and tau2/tau^3 results.json (executed trajectories)",
         lambda paths, options: taubench.read(paths, options),
+    ),
+    "toolsandbox": AdapterInfo(
+        "toolsandbox",
+        "ToolSandbox run directories (result_summary.json + trajectories/*/execution_context.json)",
+        lambda paths, options: toolsandbox.read(paths, options),
+    ),
+    "inspect": AdapterInfo(
+        "inspect",
+        "inspect_ai logs (.eval or .json): assistant tool calls, tool errors and a scorer's value",
+        lambda paths, options: inspect_logs.read(paths, options),
+    ),
+    "chat": AdapterInfo(
+        "chat",
+        "chat transcripts, one rollout per JSONL line (OpenAI/Anthropic/MCP tool calls and results)",
+        lambda paths, options: chat.read(paths, options),
     ),
 }
 

@@ -1,0 +1,542 @@
+"""The inspect_ai adapter (spec/adapters/inspect.md).
+
+Test data: tests/data/inspect/tiny_tools.eval (14 scenarios x 2 epochs) and tiny_tools.json
+(4 scenarios, 1 epoch), made by tests/make_inspect_logs.py with inspect_ai 0.3.285's mock model.
+Each scenario's script is in that file's SCENARIOS; the expected outcomes below are read off those
+scripts by hand (which call fails, with which inspect error type) and the scores they set.
+Other cases use small hand-built .json logs. inspect_ai is not needed to run these tests.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from collections.abc import Iterator
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from prefixexec.adapters import AdapterOptions
+from prefixexec.adapters import inspect_logs as il
+from prefixexec.cli import main
+from prefixexec.kernel import Label, Rollout
+
+from conftest import REPO
+
+DATA = REPO / "tests" / "data" / "inspect"
+EVAL_LOG = DATA / "tiny_tools.eval"
+JSON_LOG = DATA / "tiny_tools.json"
+
+
+def read(*paths: Path, **options: Any) -> list[Rollout]:
+    return il.read([str(p) for p in paths], AdapterOptions(**options))
+
+
+def by_key(rollouts: list[Rollout]) -> dict[tuple[str, int], Rollout]:
+    return {(r.task_id, r.trial): r for r in rollouts}
+
+
+# (T, FED, label, Y with the default scorer "outcome") per scenario of make_inspect_logs.SCENARIOS.
+EXPECTED: dict[str, tuple[int, int, Label | None, bool]] = {
+    "ok": (1, 2, None, True),  # add() succeeds; "C"
+    "recovered": (2, 1, Label.DEPENDENCY, True),  # read_file -> file_not_found, then add(); "C"
+    "notool": (1, 1, None, False),  # no call although tools were offered; "I"
+    "notool_free": (1, 2, None, True),  # no call, no tools offered; "C"
+    "parse_error": (1, 1, Label.SCHEMA, False),  # ToolCall.parse_error set; "I"
+    "unknown_tool": (1, 1, Label.SCHEMA, False),  # delete_everything was not offered; "I"
+    "permission": (1, 1, Label.PRECONDITION, False),  # PermissionError -> permission; "I"
+    "is_a_directory": (1, 1, Label.DEPENDENCY, False),  # IsADirectoryError -> is_a_directory; "I"
+    "timeout": (1, 1, Label.STATE_CONSISTENCY, False),  # TimeoutError -> timeout; "I"
+    "tool_error": (1, 1, Label.STATE_CONSISTENCY, True),  # ToolError -> unknown; "C"
+    "parsing_by_tool": (1, 1, Label.SCHEMA, False),  # ToolParsingError -> parsing; "I"
+    "unicode": (1, 1, None, False),  # UnicodeDecodeError -> unicode_decode (unlabelled); "I"
+    "parallel": (2, 2, Label.DEPENDENCY, False),  # add ok, read_file -> file_not_found; "I"
+    "crash": (1, 2, None, False),  # add ok, then the model raises: no score
+}
+
+
+@pytest.mark.spec("INS-FILES", "INS-CALLS", "INS-EXEC", "INS-LABELS", "INS-SUCCESS")
+@pytest.mark.parametrize("scenario", sorted(EXPECTED))
+def test_eval_log_outcomes(scenario: str) -> None:
+    rollouts = by_key(read(EVAL_LOG))
+    T, fed, label, y = EXPECTED[scenario]
+    for epoch in (1, 2):
+        outcome = rollouts[(scenario, epoch)].outcome
+        assert (outcome.T, outcome.fed, outcome.label, rollouts[(scenario, epoch)].success) == (
+            T,
+            fed,
+            label,
+            y,
+        )
+
+
+@pytest.mark.spec("INS-FILES")
+def test_eval_log_holds_every_sample() -> None:
+    # 14 scenarios x 2 epochs, as make_inspect_logs.py ran them.
+    assert sorted(by_key(read(EVAL_LOG))) == sorted((s, e) for s in EXPECTED for e in (1, 2))
+
+
+@pytest.mark.spec("INS-FILES")
+def test_eval_members_are_zstd_and_need_our_reader() -> None:
+    with zipfile.ZipFile(EVAL_LOG) as archive:
+        infos = archive.infolist()
+        # Every member of the committed log uses ZIP method 93 (zstd) ...
+        assert {info.compress_type for info in infos} == {il.ZIP_ZSTD}
+        # ... which the standard library cannot decompress on this Python.
+        with pytest.raises(NotImplementedError):
+            archive.read(infos[0])
+    reader = il.EvalArchive(EVAL_LOG)
+    try:
+        header = json.loads(reader.read("header.json"))
+    finally:
+        reader.close()
+    assert header["eval"]["task"] == "tiny_tools"
+
+
+@pytest.mark.spec("INS-FILES")
+def test_json_log_agrees_with_eval_log() -> None:
+    from_json = by_key(read(JSON_LOG))
+    from_eval = by_key(read(EVAL_LOG))
+    # tiny_tools.json holds four of the scenarios, one epoch (JSON_SCENARIOS in the script).
+    assert sorted(from_json) == [("notool", 1), ("ok", 1), ("permission", 1), ("recovered", 1)]
+    for key, rollout in from_json.items():
+        assert (rollout.outcome, rollout.success, rollout.condition) == (
+            from_eval[key].outcome,
+            from_eval[key].success,
+            from_eval[key].condition,
+        )
+
+
+@pytest.mark.spec("INS-FILES")
+def test_json_log_is_read_incrementally(monkeypatch: pytest.MonkeyPatch) -> None:
+    # With tiny chunks the incremental reader gives the same rollouts ...
+    monkeypatch.setattr(il.JsonStream, "CHUNK", 7)
+    assert by_key(read(JSON_LOG)) == by_key(il.read([str(JSON_LOG)], AdapterOptions()))
+    document = json.loads(JSON_LOG.read_text(encoding="utf-8"))
+    stream = il.JsonStream(io.StringIO(json.dumps(document)), "x")
+    stream.expect("{", "")
+    assert stream.value("key") == "version"
+    # ... and never holds the whole document: after the first key only a few chunks are buffered.
+    assert len(stream.buffer) < 100
+
+
+@pytest.mark.spec("INS-FILES", "INS-ERRORS")
+def test_samples_stream_before_a_later_fault(tmp_path: Path) -> None:
+    path = tmp_path / "log.json"
+    good = sample("a", [assistant_calls(call("c1", "add"))], scores={"s": "C"})
+    path.write_text(
+        json.dumps({"eval": HEADER})[:-1] + ', "samples": [' + json.dumps(good) + ", {bad", "utf-8"
+    )
+    items = il.iter_json_log(path)
+    assert next(items)[0] == "eval"
+    # The first sample is delivered before the broken second one is reached.
+    kind, where, value = next(items)
+    assert (kind, where, value["id"]) == ("sample", f"{path}: samples[0]", "a")
+    with pytest.raises(il.InputError, match=r"not valid JSON in samples\[1\]"):
+        next(items)
+
+
+# ---------------------------------------------------------------------------------------------
+# Hand-built logs
+
+HEADER: dict[str, Any] = {"task": "hand", "model": "m/x", "scorers": [{"name": "s"}]}
+
+
+def call(
+    call_id: str, function: str, arguments: dict[str, Any] | None = None, **extra: Any
+) -> dict[str, Any]:
+    return {"id": call_id, "function": function, "arguments": arguments or {}, "type": "function", **extra}
+
+
+def assistant_calls(*calls: dict[str, Any], message_id: str = "m1") -> dict[str, Any]:
+    return {"id": message_id, "role": "assistant", "content": "", "tool_calls": list(calls)}
+
+
+def tool(call_id: str, error: dict[str, Any] | None = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "tool", "tool_call_id": call_id, "content": "", "function": "f"}
+    if error is not None:
+        message["error"] = error
+    return message
+
+
+def model_event(tools: list[str], message_id: str = "m1") -> dict[str, Any]:
+    return {
+        "event": "model",
+        "tools": [{"name": n, "description": "", "parameters": {}} for n in tools],
+        "output": {"choices": [{"message": {"id": message_id, "role": "assistant"}}]},
+    }
+
+
+def sample(
+    sample_id: str,
+    messages: list[dict[str, Any]],
+    scores: dict[str, Any] | None = None,
+    events: list[dict[str, Any]] | None = None,
+    epoch: int = 1,
+    **extra: Any,
+) -> dict[str, Any]:
+    return {
+        "id": sample_id,
+        "epoch": epoch,
+        "messages": [{"role": "user", "content": "go"}, *messages],
+        "scores": {k: {"value": v} for k, v in (scores or {}).items()},
+        "events": events if events is not None else [model_event(["add", "f"])],
+        **extra,
+    }
+
+
+def write_log(tmp_path: Path, samples: list[dict[str, Any]], header: dict[str, Any] | None = None) -> Path:
+    path = tmp_path / "hand.json"
+    document = {"version": 2, "status": "success", "eval": header or HEADER, "samples": samples}
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return path
+
+
+def one(tmp_path: Path, item: dict[str, Any], **options: Any) -> Rollout:
+    (rollout,) = read(write_log(tmp_path, [item]), **options)
+    return rollout
+
+
+@pytest.mark.spec("INS-LABELS", "INS-EXEC")
+@pytest.mark.parametrize(
+    ("error_type", "label"),
+    [
+        ("parsing", Label.SCHEMA),
+        ("file_not_found", Label.DEPENDENCY),
+        ("is_a_directory", Label.DEPENDENCY),
+        ("permission", Label.PRECONDITION),
+        ("approval", Label.PRECONDITION),
+        ("timeout", Label.STATE_CONSISTENCY),
+        ("limit", Label.STATE_CONSISTENCY),
+        ("output_limit", Label.STATE_CONSISTENCY),
+        ("cancelled", Label.STATE_CONSISTENCY),
+        ("sandbox_unavailable", Label.STATE_CONSISTENCY),
+        ("unknown", Label.STATE_CONSISTENCY),
+        ("unicode_decode", None),
+        ("a_future_type", None),
+    ],
+)
+def test_error_type_labels(tmp_path: Path, error_type: str, label: Label | None) -> None:
+    item = sample(
+        "a", [assistant_calls(call("c1", "add")), tool("c1", {"type": error_type, "message": "boom"})]
+    )
+    outcome = one(tmp_path, item).outcome
+    # The issue's table of inspect error types (INS-LABELS); the reason keeps type and message.
+    assert (outcome.T, outcome.fed, outcome.label, outcome.reason) == (1, 1, label, f"{error_type}: boom")
+
+
+@pytest.mark.spec("INS-EXEC")
+def test_tool_not_offered_without_an_error(tmp_path: Path) -> None:
+    # The tool message reports no error, but the model was only given "add".
+    item = sample("a", [assistant_calls(call("c1", "rm")), tool("c1")], events=[model_event(["add"])])
+    outcome = one(tmp_path, item).outcome
+    assert (outcome.fed, outcome.label, outcome.reason) == (
+        1,
+        Label.SCHEMA,
+        "tool 'rm' was not offered to the model",
+    )
+
+
+@pytest.mark.spec("INS-EXEC")
+def test_offered_tools_are_those_of_the_calls_model_event(tmp_path: Path) -> None:
+    # "f" is offered in the second model call only; the first call uses it too early.
+    messages = [
+        assistant_calls(call("c1", "f"), message_id="m1"),
+        tool("c1"),
+        assistant_calls(call("c2", "f"), message_id="m2"),
+        tool("c2"),
+    ]
+    item = sample("a", messages, events=[model_event(["add"], "m1"), model_event(["add", "f"], "m2")])
+    outcome = one(tmp_path, item).outcome
+    assert (outcome.T, outcome.fed, outcome.label) == (2, 1, Label.SCHEMA)
+    # Without model events the check is not made.
+    assert one(tmp_path, dict(item, events=[])).outcome.fed == 3
+
+
+@pytest.mark.spec("INS-EXEC", "CONV-LABEL-ORDER")
+def test_several_checks_give_several_labels(tmp_path: Path) -> None:
+    item = sample(
+        "a",
+        [
+            assistant_calls(call("c1", "rm", parse_error="bad json")),
+            tool("c1", {"type": "permission", "message": "denied"}),
+        ],
+        events=[model_event(["add"])],
+    )
+    outcome = one(tmp_path, item).outcome
+    # schema (parse error, not offered) and precondition: schema comes first in the tie-break.
+    assert outcome.label is Label.SCHEMA
+    assert (
+        outcome.reason == "parse_error: bad json; tool 'rm' was not offered to the model; permission: denied"
+    )
+
+
+@pytest.mark.spec("INS-EXEC", "INS-CALLS")
+def test_unanswered_call_and_orphan_tool_message(tmp_path: Path) -> None:
+    messages = [tool("ghost"), assistant_calls(call("c1", "add"), call("c2", "add")), tool("c2")]
+    outcome = one(tmp_path, sample("a", messages)).outcome
+    # The orphan tool message is no action; c1 has no tool message, c2 answered fine.
+    assert (outcome.T, outcome.fed, outcome.label) == (2, 1, None)
+    assert outcome.reason == "no tool message answers call 'c1'"
+
+
+@pytest.mark.spec("INS-CALLS")
+def test_repeated_call_ids_answer_in_order(tmp_path: Path) -> None:
+    messages = [
+        assistant_calls(call("c", "add"), message_id="m1"),
+        tool("c"),
+        assistant_calls(call("c", "add"), message_id="m2"),
+        tool("c", {"type": "timeout", "message": "slow"}),
+    ]
+    outcome = one(tmp_path, sample("a", messages, events=[])).outcome
+    # The first tool message answers the first call, the failing one the second: FED = 2.
+    assert (outcome.T, outcome.fed, outcome.label) == (2, 2, Label.STATE_CONSISTENCY)
+
+
+@pytest.mark.spec("INS-NOTOOL")
+def test_no_tool_convention(tmp_path: Path) -> None:
+    rollouts = by_key(read(EVAL_LOG))
+    # Offered tools, no call: FED = 1, unlabelled. No tools offered: FED = 2.
+    assert (rollouts[("notool", 1)].outcome.fed, rollouts[("notool", 1)].outcome.label) == (1, None)
+    assert rollouts[("notool", 1)].outcome.reason == "no tool call in a sample that was offered tools"
+    assert rollouts[("notool_free", 1)].outcome.fed == 2
+    # metadata.no_tool_allowed overrides the offered tools either way.
+    allowed = sample("a", [], metadata={"no_tool_allowed": True})
+    assert one(tmp_path, allowed).outcome.fed == 2
+    refused = sample("b", [], events=[model_event([])], metadata={"no_tool_allowed": False})
+    assert one(tmp_path, refused).outcome.fed == 1
+    # No model events at all: nothing says the task is tool-free.
+    assert one(tmp_path, sample("c", [], events=[])).outcome.fed == 1
+
+
+@pytest.mark.spec("INS-SUCCESS")
+def test_scorer_and_threshold() -> None:
+    outcome = by_key(read(EVAL_LOG))
+    quality = by_key(read(EVAL_LOG, scorer="quality"))
+    lenient = by_key(read(EVAL_LOG, scorer="quality", threshold=0.5))
+    # "q" values in SCENARIOS: 1.0 for ok, notool_free, tool_error; 0.75 recovered; 0.5
+    # permission and parallel; crash has no score.
+    assert sorted(k for k, r in outcome.items() if r.success and k[1] == 1) == [
+        ("notool_free", 1),
+        ("ok", 1),
+        ("recovered", 1),
+        ("tool_error", 1),
+    ]
+    assert sorted(k[0] for k, r in quality.items() if r.success and k[1] == 1) == [
+        "notool_free",
+        "ok",
+        "tool_error",
+    ]
+    assert sorted(k[0] for k, r in lenient.items() if r.success and k[1] == 1) == [
+        "notool_free",
+        "ok",
+        "parallel",
+        "permission",
+        "recovered",
+        "tool_error",
+    ]
+    assert (lenient[("recovered", 1)].meta["score"], lenient[("recovered", 1)].meta["scorer"]) == (
+        0.75,
+        "quality",
+    )
+    crash = outcome[("crash", 1)]
+    assert (crash.success, crash.meta["score"], crash.meta["error"]) == (
+        False,
+        None,
+        "RuntimeError('provider down')",
+    )
+
+
+@pytest.mark.spec("INS-SUCCESS")
+@pytest.mark.parametrize(
+    ("value", "threshold", "y"),
+    [
+        ("C", None, True),
+        ("I", None, False),
+        ("P", 0.0, False),
+        (True, None, True),
+        (False, None, False),
+        (0.9, None, False),
+        (0.9, 0.9, True),
+        (2, None, True),
+        (None, None, False),
+    ],
+)
+def test_score_values(tmp_path: Path, value: Any, threshold: float | None, y: bool) -> None:
+    item = sample("a", [], scores={"s": value})
+    assert one(tmp_path, item, threshold=threshold).success is y
+
+
+@pytest.mark.spec("INS-DATASET")
+def test_condition_keys(tmp_path: Path) -> None:
+    rollout = by_key(read(EVAL_LOG))[("ok", 2)]
+    # eval.task, eval.model, and the plan's one solver (no eval.solver); the trial is the epoch.
+    assert (rollout.condition.dataset, rollout.condition.model, rollout.condition.method) == (
+        "inspect/tiny_tools",
+        "mockllm/model",
+        "scripted_agent",
+    )
+    assert (rollout.task_id, rollout.trial) == ("ok", 2)
+    named = by_key(read(EVAL_LOG, model="gpt", method="react"))[("ok", 1)].condition
+    assert (named.model, named.method) == ("gpt", "react")
+    path = write_log(tmp_path, [sample("7", [], scores={"s": "C"})], dict(HEADER, solver="basic_agent"))
+    (solver_rollout,) = read(path)
+    assert (solver_rollout.condition.method, solver_rollout.task_id) == ("basic_agent", "7")
+    (plain,) = read(write_log(tmp_path, [sample("8", [], scores={"s": "C"})]))
+    assert plain.condition.method == "default"
+
+
+@pytest.mark.spec("INS-SUCCESS", "INS-LABELS", "INS-NOTOOL")
+def test_cli_score_end_to_end(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["score", "--adapter", "inspect", str(EVAL_LOG), "--json"]) == 0
+    (condition,) = json.loads(capsys.readouterr().out)["conditions"]
+    exact = condition["exact"]
+    # From EXPECTED, per epoch (x2): 14 samples; fully executable ok, notool_free, crash (TER
+    # 3/14); successes ok, recovered, notool_free, tool_error (4/14 = 2/7); RR-eligible 11 with 2
+    # recovered (RR 2/11); sum of (FED-1)/T = 1 + 1 + 1 + 1/2 = 7/2, AUC-PEC = (7/2)/14 = 1/4.
+    assert condition["N"] == 28
+    assert [Fraction(exact[k]) for k in ("TER", "success", "RR", "AUC_PEC")] == [
+        Fraction(3, 14),
+        Fraction(2, 7),
+        Fraction(2, 11),
+        Fraction(1, 4),
+    ]
+    # Per epoch: schema 3, dependency 3, precondition 1, state consistency 2, unlabelled 2.
+    assert condition["labels"] == {
+        "schema": 6,
+        "dependency": 6,
+        "precondition": 2,
+        "state_consistency": 4,
+        "information": 0,
+        "unlabelled": 4,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Errors
+
+
+def cli_error(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    assert main(["score", "--adapter", "inspect", *args]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("prefixexec: error: ")
+    return captured.err
+
+
+def corrupt_member(tmp_path: Path, member: str) -> Path:
+    """A copy of the .eval log with one byte of ``member``'s compressed data flipped."""
+    data = bytearray(EVAL_LOG.read_bytes())
+    with zipfile.ZipFile(EVAL_LOG) as archive:
+        info = archive.getinfo(member)
+    name_length = int.from_bytes(data[info.header_offset + 26 : info.header_offset + 28], "little")
+    extra_length = int.from_bytes(data[info.header_offset + 28 : info.header_offset + 30], "little")
+    start = info.header_offset + 30 + name_length + extra_length
+    data[start + info.compress_size // 2] ^= 0xFF
+    path = tmp_path / "corrupt.eval"
+    path.write_bytes(bytes(data))
+    return path
+
+
+@pytest.mark.spec("INS-ERRORS")
+def test_file_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert "no such file" in cli_error([str(tmp_path / "absent.eval")], capsys)
+    (tmp_path / "log.txt").write_text("{}", encoding="utf-8")
+    assert "expected an inspect log ending in .eval or .json" in cli_error(
+        [str(tmp_path / "log.txt")], capsys
+    )
+    (tmp_path / "fake.eval").write_text("not a zip", encoding="utf-8")
+    assert "not a ZIP archive" in cli_error([str(tmp_path / "fake.eval")], capsys)
+    with zipfile.ZipFile(tmp_path / "empty.eval", "w") as archive:
+        archive.writestr("samples/x_epoch_1.json", "{}")
+    assert "no header.json or _journal/start.json" in cli_error([str(tmp_path / "empty.eval")], capsys)
+    err = cli_error([str(corrupt_member(tmp_path, "samples/ok_epoch_1.json"))], capsys)
+    assert "corrupt.eval: samples/ok_epoch_1.json: " in err
+    assert "corrupt zstd data" in err or "CRC-32 mismatch" in err or "decompressed to" in err
+
+
+@pytest.mark.spec("INS-FILES")
+def test_deflated_eval_of_an_unfinished_run(tmp_path: Path) -> None:
+    # An archive written with the standard library (deflate) reads the same as zstd, and a run
+    # that never finished has only _journal/start.json as its header.
+    path = tmp_path / "deflate.eval"
+    reader = il.EvalArchive(EVAL_LOG)
+    try:
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+            for name in ("_journal/start.json", "samples/ok_epoch_1.json", "samples/parallel_epoch_1.json"):
+                archive.writestr(name, reader.read(name))
+    finally:
+        reader.close()
+    rollouts = by_key(read(path))
+    assert sorted(rollouts) == [("ok", 1), ("parallel", 1)]
+    assert rollouts[("parallel", 1)].outcome.fed == 2
+
+
+def _json_faults() -> Iterator[tuple[str, Any, str]]:
+    yield "not json", "{", "not valid JSON"
+    yield "no eval", {"samples": []}, "no 'eval' object: not an inspect log"
+    yield "no task", {"eval": {"model": "m"}, "samples": []}, "eval.task must be a non-empty string"
+    yield "list", [], "not valid JSON: expected '{' at the start of an inspect log"
+    bad_id = sample("a", [])
+    bad_id["id"] = [1]
+    yield (
+        "sample id",
+        {"eval": HEADER, "samples": [bad_id]},
+        "samples[0]: 'id' must be a string or an integer",
+    )
+    bad_messages = sample("a", [])
+    bad_messages["messages"] = "hi"
+    yield (
+        "messages",
+        {"eval": HEADER, "samples": [bad_messages]},
+        "samples[0] (id 'a', epoch 1): 'messages' must be a list",
+    )
+    bad_call = sample("a", [{"role": "assistant", "tool_calls": [{"id": "c", "function": 3}]}])
+    yield (
+        "call",
+        {"eval": HEADER, "samples": [bad_call]},
+        "messages[1].tool_calls[0]: expected {'id', 'function', 'arguments'}",
+    )
+    bad_error = sample("a", [assistant_calls(call("c1", "add")), tool("c1", {"message": "no type"})])
+    yield (
+        "tool error",
+        {"eval": HEADER, "samples": [bad_error]},
+        "messages[2]: 'error' must be null or {'type', 'message'}",
+    )
+    dict_score = sample("a", [], scores={"s": {"a": 1}})
+    yield "dict score", {"eval": HEADER, "samples": [dict_score]}, "scores.s.value is a dict"
+    twice = [sample("a", [], scores={"s": "C"}), sample("a", [], scores={"s": "I"})]
+    yield "repeated", {"eval": HEADER, "samples": twice}, "repeats sample 'a' epoch 1 of"
+    yield "empty", {"eval": HEADER, "samples": []}, "no samples found"
+    yield (
+        "no scorer",
+        {"eval": {"task": "t", "model": "m"}, "samples": [sample("a", [])]},
+        "the log has no scorer",
+    )
+
+
+JSON_FAULTS = list(_json_faults())
+
+
+@pytest.mark.spec("INS-ERRORS")
+@pytest.mark.parametrize(
+    ("document", "message"), [f[1:] for f in JSON_FAULTS], ids=[f[0] for f in JSON_FAULTS]
+)
+def test_malformed_json_logs(
+    tmp_path: Path, document: Any, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(document if isinstance(document, str) else json.dumps(document), encoding="utf-8")
+    err = cli_error([str(path)], capsys)
+    assert message in err
+    assert str(path) in err
+
+
+@pytest.mark.spec("INS-ERRORS", "INS-SUCCESS")
+def test_unknown_scorer_and_bad_threshold(capsys: pytest.CaptureFixture[str]) -> None:
+    err = cli_error([str(JSON_LOG), "--scorer", "acuracy"], capsys)
+    assert "no scorer named 'acuracy' in this log (scorers: outcome, quality)" in err
+    assert "must be a finite number" in cli_error([str(JSON_LOG), "--threshold", "inf"], capsys)
