@@ -14,7 +14,7 @@ import attrs
 
 from prefixexec.kernel import Rollout
 
-from . import chat, inspect_logs, records, taubench, toolsandbox
+from . import bfcl, chat, inspect_logs, records, taubench, toolsandbox
 from .errors import InputError
 
 
@@ -69,6 +69,11 @@ ADAPTERS: dict[str, AdapterInfo] = {
         "chat",
         "chat transcripts, one rollout per JSONL line (OpenAI/Anthropic/MCP tool calls and results)",
         lambda paths, options: chat.read(paths, options),
+    ),
+    "bfcl": AdapterInfo(
+        "bfcl",
+        "BFCL multi-turn result files (BFCL_v<N>_multi_turn_<category>_result.json), replayed on bfcl-eval",
+        lambda paths, options: bfcl.read(paths, options),
     ),
 }
 

@@ -11,6 +11,7 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 "$venv/bin/python" -m pip install -q --disable-pip-version-check -U pip
 "$venv/bin/python" -m pip install -q --disable-pip-version-check -e ".[test]"
+"$venv/bin/python" -m pip install -q --no-deps bfcl-eval==2026.3.23 mpmath
 
 echo "== ruff"
 "$venv/bin/ruff" check kernel adapters prefixexec tests benchmarks
