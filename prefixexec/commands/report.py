@@ -1,0 +1,95 @@
+"""``prefixexec report FILE... --out DIR``: tables, figures and a page (spec: spec/report.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from prefixexec.cli import add_adapter_options, add_bootstrap_options, read_input, settings_of, signature_of
+from prefixexec.report.model import DEFAULT_CHECKPOINTS
+
+NAME = "report"
+
+
+def checkpoint_list(text: str) -> tuple[int, ...]:
+    """``1,2,4,8`` -> (1, 2, 4, 8); every depth an integer >= 1."""
+    depths: list[int] = []
+    for part in text.split(","):
+        try:
+            k = int(part.strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected depths such as 1,2,4,8: {text!r}") from None
+        if k < 1:
+            raise argparse.ArgumentTypeError(f"depths must be >= 1: {text!r}")
+        depths.append(k)
+    return tuple(sorted(set(depths)))
+
+
+def depth(text: str) -> int:
+    """A depth k >= 1."""
+    try:
+        k = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1: {text!r}") from None
+    if k < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1: {text!r}")
+    return k
+
+
+def add_report_options(parser: argparse.ArgumentParser) -> None:
+    """Options shared by ``report`` and ``demo``: what the report shows and where it goes."""
+    parser.add_argument("--out", required=True, metavar="DIR", help="folder for the report (made if missing)")
+    parser.add_argument(
+        "--checkpoints",
+        type=checkpoint_list,
+        default=DEFAULT_CHECKPOINTS,
+        metavar="K,K,...",
+        help="depths of the PEC checkpoint table (default 1,2,4,8)",
+    )
+    parser.add_argument("--max-depth", type=depth, metavar="K", help="deepest k drawn in the PEC figure")
+    parser.add_argument("--eligible", action="store_true", help="also draw PEC_elig(k) as dashed lines")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        NAME,
+        help="write tables (md, tex, csv), PEC and label figures, an HTML page and summary.json",
+        description="Write the paper's Table 2, PEC curves, checkpoints, first-failure labels and the "
+        "decomposition of final success for every dataset x model into a folder.",
+    )
+    parser.add_argument("files", nargs="+", metavar="FILE", help="input files ('-' for stdin)")
+    add_adapter_options(parser)
+    add_bootstrap_options(parser)
+    add_report_options(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from prefixexec.report import (
+        RENDER_STEPS,
+        Progress,
+        ReportOptions,
+        build_report,
+        evaluate_by_dataset,
+        prepare_folder,
+        render_files,
+        write_files,
+    )
+
+    prepare_folder(args.out)
+    progress = Progress(2 + RENDER_STEPS + 1, enabled=not args.quiet, label="prefixexec report")
+    progress.step("reading input")
+    rollouts = read_input(args)
+    datasets = len({r.condition.dataset for r in rollouts})
+    progress.total += datasets - 1
+    settings = settings_of(args)
+    results = evaluate_by_dataset(rollouts, settings, paired=not args.unpaired, progress=progress)
+    options = ReportOptions(checkpoints=args.checkpoints, max_depth=args.max_depth, eligible=args.eligible)
+    boot = None if settings is None else (settings.B, settings.seed, settings.level)
+    report = build_report(rollouts, results, str(signature_of(args)), options, boot)
+    files = render_files(report, progress)
+    progress.step("writing files")
+    target = write_files(args.out, files)
+    progress.close()
+    sys.stdout.write(f"wrote {len(files)} files to {target}; open {target / 'report.html'}\n")
+    return 0

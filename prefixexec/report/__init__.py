@@ -1,0 +1,154 @@
+"""``prefixexec report``: tables, figures and a page people read (spec: spec/report.md).
+
+The pipeline is pure until the last step: :func:`build_report` arranges scored conditions,
+:func:`render_files` renders every file to bytes in memory, and only then :func:`write_files`
+writes them, so bad input never leaves a partial report behind (REP-FILES).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from prefixexec.adapters import InputError
+from prefixexec.inference import ConditionResult, evaluate
+from prefixexec.kernel import Rollout
+from prefixexec.kernel.bootstrap import BootstrapSettings
+from prefixexec.scoring import dumps
+
+from .model import DEFAULT_CHECKPOINTS, Block, Report, ReportOptions, build_report
+from .progress import Progress
+
+#: Every file a report folder holds, in the order they are written (REP-FILES).
+FILES: tuple[str, ...] = (
+    "table.md",
+    "table.tex",
+    "table.csv",
+    "pec.png",
+    "pec.svg",
+    "checkpoints.md",
+    "checkpoints.csv",
+    "labels.md",
+    "labels.csv",
+    "labels.png",
+    "decomposition.md",
+    "report.html",
+    "summary.json",
+)
+
+#: Steps :func:`render_files` announces to a progress bar.
+RENDER_STEPS = 5
+
+
+def evaluate_by_dataset(
+    rollouts: Sequence[Rollout],
+    settings: BootstrapSettings | None,
+    paired: bool = True,
+    progress: Progress | None = None,
+) -> list[ConditionResult]:
+    """:func:`prefixexec.inference.evaluate`, one dataset at a time (to show progress).
+
+    The bootstrap draws one matrix per dataset (BOOT-DRAW), so evaluating the datasets apart
+    gives the same results as evaluating them together; the order is the condition order.
+    """
+    datasets: dict[str, list[Rollout]] = {}
+    for r in rollouts:
+        datasets.setdefault(r.condition.dataset, []).append(r)
+    results: list[ConditionResult] = []
+    for name in sorted(datasets):
+        if progress is not None:
+            progress.step(f"scoring {name}")
+        results += evaluate(datasets[name], settings, paired=paired)
+    return sorted(results, key=lambda r: r.key)
+
+
+def render_files(
+    report: Report, progress: Progress | None = None, extra: Mapping[str, bytes] | None = None
+) -> dict[str, bytes]:
+    """Every file of the report folder, rendered in memory (name -> bytes).
+
+    ``extra`` files (e.g. the demo's ``rollouts.jsonl``) are added after :data:`FILES` and listed
+    in the page and the summary.
+    """
+    from . import figures, html, summary, tables
+
+    extra = dict(extra or {})
+    names = FILES + tuple(n for n in extra if n not in FILES)
+
+    def step(what: str) -> None:
+        if progress is not None:
+            progress.step(what)
+
+    step("tables")
+    text: dict[str, str] = {
+        "table.md": tables.table_md(report),
+        "table.tex": tables.table_tex(report),
+        "table.csv": tables.table_csv(report),
+        "checkpoints.md": tables.checkpoints_md(report),
+        "checkpoints.csv": tables.checkpoints_csv(report),
+        "labels.md": tables.labels_md(report),
+        "labels.csv": tables.labels_csv(report),
+        "decomposition.md": tables.decomposition_md(report),
+    }
+    step("PEC figure")
+    pec = figures.pec_figure(report)
+    binary: dict[str, bytes] = {"pec.png": figures.render(pec, "png"), "pec.svg": figures.render(pec, "svg")}
+    step("label figure")
+    binary["labels.png"] = figures.render(figures.labels_figure(report), "png")
+    step("HTML page")
+    text["report.html"] = html.report_html(report, binary, names)
+    step("summary")
+    text["summary.json"] = dumps(summary.summary_document(report, names))
+    files = {name: data.encode("utf-8") for name, data in text.items()} | binary | extra
+    return {name: files[name] for name in names}
+
+
+def prepare_folder(out: str) -> Path:
+    """Check that ``out`` can be a report folder; raises :class:`InputError` otherwise.
+
+    Nothing is created here: the folder is made only when the files are written.
+    """
+    target = Path(out)
+    if target.exists() and not target.is_dir():
+        raise InputError(out, "cannot write the report: exists and is not a directory")
+    return target
+
+
+def write_files(out: str, files: Mapping[str, bytes]) -> Path:
+    """Write the rendered files into ``out`` (made if missing), each atomically."""
+    target = prepare_folder(out)
+    mask = os.umask(0)
+    os.umask(mask)
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        for name, data in files.items():
+            fd, tmp = tempfile.mkstemp(prefix=".prefixexec-", dir=target)
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(data)
+                # mkstemp makes the file private (0600); give it the usual permissions.
+                os.chmod(tmp, 0o666 & ~mask)
+                os.replace(tmp, target / name)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+    except OSError as exc:
+        raise InputError(out, f"cannot write the report: {exc.strerror or exc}") from None
+    return target
+
+
+__all__ = [
+    "DEFAULT_CHECKPOINTS",
+    "FILES",
+    "Block",
+    "Progress",
+    "Report",
+    "ReportOptions",
+    "build_report",
+    "evaluate_by_dataset",
+    "prepare_folder",
+    "render_files",
+    "write_files",
+]

@@ -1,0 +1,138 @@
+"""The report's figures, checked on the figure objects (panels, lines, bands), not on pixels."""
+
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from matplotlib.collections import PolyCollection
+from matplotlib.figure import Figure
+
+from prefixexec import read_records
+from prefixexec.cli import main
+from prefixexec.inference import evaluate
+from prefixexec.kernel.bootstrap import BootstrapSettings
+from prefixexec.report import Report, ReportOptions, build_report
+from prefixexec.report.figures import labels_figure, panel_titles, pec_figure, render
+
+from conftest import REPO
+
+INPUT = REPO / "tests" / "golden" / "report_input.jsonl"
+BLOCKS = ["alpha / m1", "alpha / m2", "beta / m1"]
+
+
+def report_of(options: ReportOptions, B: int = 300) -> Report:
+    rollouts = read_records([str(INPUT)])
+    settings = BootstrapSettings(B=B, seed=7) if B else None
+    results = evaluate(rollouts, settings)
+    return build_report(rollouts, results, "sig", options, None if not B else (B, 7, 0.95))
+
+
+def visible(fig: Figure) -> list[object]:
+    return [ax for ax in fig.axes if ax.get_visible()]
+
+
+@pytest.mark.spec("REP-PEC-FIG")
+def test_pec_panels_lines_and_bands() -> None:
+    report = report_of(ReportOptions())
+    fig = pec_figure(report)
+    assert panel_titles(fig) == BLOCKS
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(fig.axes) == 3 and len(axes) == 3  # 3 panels on one row of 3
+    for ax, block in zip(axes, report.blocks, strict=True):
+        lines = ax.get_lines()
+        assert [line.get_label() for line in lines] == [r.key.method for r in block.rows]
+        K = max(len(r.metrics.PEC) for r in block.rows)
+        for line, row in zip(lines, block.rows, strict=True):
+            assert list(line.get_xdata()) == list(range(1, K + 1))
+            expected = [float(v) for v in row.metrics.PEC] + [0.0] * (K - len(row.metrics.PEC))
+            assert list(line.get_ydata()) == expected  # padded with 0 beyond its longest horizon
+        bands = [c for c in ax.collections if isinstance(c, PolyCollection)]
+        assert len(bands) == len(block.rows)
+        assert ax.get_xlabel() == "depth k" and ax.get_ylabel() == "PEC(k)"
+    # alpha / m1 / a, by hand from tests/golden/report_input.jsonl: FED = 3, 2, 4, 1, 3 over N = 5
+    # -> PEC(1..4) = 4/5, 3/5, 1/5, 0 (longest horizon 4 in the block: alpha/m1/b has T = 5).
+    a = axes[0].get_lines()[0]
+    assert list(a.get_ydata()) == [0.8, 0.6, 0.2, 0.0, 0.0]
+
+
+@pytest.mark.spec("REP-PEC-FIG")
+def test_pec_eligible_dashed_and_max_depth() -> None:
+    report = report_of(ReportOptions(eligible=True, max_depth=2))
+    fig = pec_figure(report)
+    ax = fig.axes[0]
+    lines = ax.get_lines()
+    solid = [line for line in lines if line.get_linestyle() == "-"]
+    dashed = [line for line in lines if line.get_linestyle() == "--"]
+    assert len(solid) == len(dashed) == 3
+    assert [line.get_label() for line in dashed] == ["a (PEC_elig)", "b (PEC_elig)", "c (PEC_elig)"]
+    for line in lines:
+        assert list(line.get_xdata()) == [1, 2]  # --max-depth 2
+    for line, s in zip(dashed, solid, strict=True):
+        assert line.get_color() == s.get_color()
+    # alpha / m1 / a: n_k = 5, 4 (T = 2, 3, 3, 1, 4); survivors 4, 3 -> PEC_elig = 4/5, 3/4.
+    assert list(dashed[0].get_ydata()) == [0.8, 0.75]
+
+
+@pytest.mark.spec("REP-PEC-FIG")
+def test_pec_eligible_gap_where_n_k_is_zero() -> None:
+    fig = pec_figure(report_of(ReportOptions(eligible=True)))
+    # alpha / m1 / c (tests/golden/report_input.jsonl): T = 2, 2, 1, 3, 2, so n_4 = n_5 = 0, in a
+    # block whose longest horizon is 5 (alpha / m1 / b): PEC_elig is undefined (NaN) at k = 4, 5.
+    c = next(line for line in fig.axes[0].get_lines() if line.get_label() == "c (PEC_elig)")
+    y = list(c.get_ydata())
+    assert len(y) == 5 and not any(math.isnan(v) for v in y[:3]) and all(math.isnan(v) for v in y[3:])
+
+
+@pytest.mark.spec("REP-PEC-FIG")
+def test_no_bands_without_intervals_and_note_in_title() -> None:
+    fig = pec_figure(report_of(ReportOptions(note="SIMULATED"), B=0))
+    for ax in visible(fig):
+        assert not [c for c in ax.collections if isinstance(c, PolyCollection)]
+    assert fig.get_suptitle().endswith("\nSIMULATED")
+
+
+@pytest.mark.spec("REP-LABELS")
+def test_labels_figure_stacks_counts() -> None:
+    report = report_of(ReportOptions(), B=0)
+    fig = labels_figure(report)
+    assert panel_titles(fig) == BLOCKS
+    ax = fig.axes[1]  # alpha / m2
+    containers = ax.containers
+    assert [c.get_label() for c in containers] == [
+        "schema", "dependency", "precondition", "state consistency", "information", "unlabelled"
+    ]  # fmt: skip
+    # alpha/m2/b by hand: schema 2, dependency 1, precondition 0, state 0, information 1, unlabelled 1;
+    # alpha/m2/a is fully executable (no bar). Bars stack left to right.
+    widths_b = [c.patches[1].get_width() for c in containers]
+    lefts_b = [c.patches[1].get_x() for c in containers]
+    assert widths_b == [2, 1, 0, 0, 1, 1] and lefts_b == [0, 2, 3, 3, 3, 4]
+    assert [c.patches[0].get_width() for c in containers] == [0] * 6
+
+
+@pytest.mark.spec("REP-PEC-FIG", "REP-LABELS")
+def test_figure_files(tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    assert main(["report", str(INPUT), "--out", str(out), "--bootstrap", "200", "--quiet"]) == 0
+    for name in ("pec.png", "labels.png"):
+        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    root = ET.fromstring((out / "pec.svg").read_bytes())
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    # The SVG is reproducible: no date, fixed ids.
+    assert b"<dc:date>" not in (out / "pec.svg").read_bytes()
+    fig = pec_figure(report_of(ReportOptions()))
+    assert render(fig, "svg") == render(fig, "svg")
+
+
+@pytest.mark.spec("REP-PEC-FIG")
+def test_a_method_keeps_its_colour_in_every_panel() -> None:
+    fig = pec_figure(report_of(ReportOptions(), B=0))
+    colours: dict[str, set[str]] = {}
+    for ax in visible(fig):
+        for line in ax.get_lines():
+            colours.setdefault(str(line.get_label()), set()).add(str(line.get_color()))
+    # Methods a and b appear in all three panels, c in one; distinct methods, distinct colours.
+    assert all(len(c) == 1 for c in colours.values())
+    assert len({next(iter(c)) for c in colours.values()}) == len(colours) == 3

@@ -1,0 +1,112 @@
+"""report.html: self-contained, and rendered by a real browser (headless Chromium, Debian `chromium`).
+
+The browser test needs the `chromium` binary; tests/run.sh installs it. Without it the test
+fails (it is not skipped): the page is a deliverable, and only a browser can say it renders.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from prefixexec.cli import main
+
+from conftest import REPO
+
+INPUT = REPO / "tests" / "golden" / "report_input.jsonl"
+
+#: Injected into a copy of the page: after load, records what the browser laid out and decoded.
+PROBE = """<script>
+window.addEventListener('load', function () {
+  var images = Array.from(document.images).map(function (i) {
+    return {id: i.id, complete: i.complete, width: i.naturalWidth, height: i.naturalHeight,
+            shown: i.getBoundingClientRect().width};
+  });
+  var tables = Array.from(document.querySelectorAll('table')).map(function (t) {
+    return {id: t.id, rows: t.rows.length, cells: t.querySelectorAll('td').length,
+            height: t.getBoundingClientRect().height, bold: t.querySelectorAll('strong').length};
+  });
+  var out = document.createElement('pre');
+  out.id = 'probe';
+  out.textContent = JSON.stringify({images: images, tables: tables, title: document.title});
+  document.body.appendChild(out);
+});
+</script>"""
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("html") / "r"
+    assert (
+        main(["report", str(INPUT), "--out", str(out), "--bootstrap", "300", "--seed", "7", "--quiet"]) == 0
+    )
+    return out / "report.html"
+
+
+class Resources(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[str] = []
+        self.tags: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        self.links += [v or "" for k, v in attrs if k in ("src", "href")]
+
+
+@pytest.mark.spec("REP-HTML")
+def test_page_is_self_contained(page: Path) -> None:
+    parser = Resources()
+    parser.feed(page.read_text(encoding="utf-8"))
+    assert "script" not in parser.tags and "link" not in parser.tags
+    assert parser.links and all(link.startswith("data:image/png;base64,") for link in parser.links)
+    assert parser.tags.count("table") == 3 * 4  # main, checkpoints, labels, decomposition x 3 blocks
+    assert parser.tags.count("img") == 2
+
+
+@pytest.mark.spec("REP-HTML")
+def test_page_renders_in_headless_chromium(page: Path, tmp_path: Path) -> None:
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert browser is not None, (
+        "Debian `chromium` is needed (tests/run.sh installs it: apt-get install -y chromium)"
+    )
+    probe = tmp_path / "probe.html"
+    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"), encoding="utf-8")
+    command = [
+        browser,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--virtual-time-budget=10000",
+        "--dump-dom",
+        probe.as_uri(),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=180, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = re.search(r'<pre id="probe">(.*?)</pre>', done.stdout, re.S)
+    assert found is not None, done.stdout[-2000:]
+    seen = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    assert seen["title"] == "prefixexec report"
+    images = {i["id"]: i for i in seen["images"]}
+    assert set(images) == {"figure-pec", "figure-labels"}
+    for image in images.values():
+        # Decoded (natural size = the PNG's pixels, 150 dpi) and laid out on the page.
+        assert image["complete"] and image["width"] > 300 and image["height"] > 300 and image["shown"] > 100
+    tables = {t["id"]: t for t in seen["tables"]}
+    assert sorted(tables) == sorted(
+        f"{kind}-{i}" for kind in ("main", "checkpoints", "labels", "decomposition") for i in range(3)
+    )
+    # alpha / m1 has 3 methods, alpha / m2 and beta / m1 have 2: header row + one row per method.
+    assert [tables[f"main-{i}"]["rows"] for i in range(3)] == [4, 3, 3]
+    assert all(t["height"] > 20 for t in tables.values())
+    # Bold survives into the page: the bold cells of alpha / m1 in the main table (the golden
+    # table.md: TER 2, mean FED 1, AUC-PEC 2, RR 1, success 3 -> 9).
+    assert tables["main-0"]["bold"] == 9
