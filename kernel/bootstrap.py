@@ -257,7 +257,9 @@ def wilson_interval(successes: int, n: int, level: float) -> tuple[float, float]
     """BOOT-WILSON: the Wilson score interval for successes/n; ``None`` when n = 0.
 
     ``z`` is the standard normal quantile at (1 + level)/2;
-    centre = (p + z^2/(2n)) / (1 + z^2/n), half-width = z sqrt(p(1-p)/n + z^2/(4n^2)) / (1 + z^2/n).
+    centre = (p + z^2/(2n)) / (1 + z^2/n), half-width = z sqrt(p(1-p)/n + z^2/(4n^2)) / (1 + z^2/n);
+    an end that is exactly 0 or 1 in exact arithmetic (0 or n successes) is returned exactly, and
+    the ends are clamped to [0, 1].
     """
     if n == 0:
         return None
@@ -267,7 +269,12 @@ def wilson_interval(successes: int, n: int, level: float) -> tuple[float, float]
     denominator = 1 + z2 / n
     centre = (p + z2 / (2 * n)) / denominator
     half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denominator
-    return (centre - half, centre + half)
+    # With 0 (or n) successes centre and half-width are equal in exact arithmetic, so that end is
+    # exactly 0 (or 1); floats leave a residue such as -1.4e-17 ("-0.00" in a table). Set those
+    # ends exactly and clamp the others to [0, 1].
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return (low, high)
 
 
 @attrs.frozen(slots=True)

@@ -101,6 +101,11 @@ def test_wilson_against_statsmodels() -> None:
         ref = proportion_confint(count, nobs, alpha=1 - level, method="wilson")
         assert ours is not None and np.allclose(ours, ref, rtol=0, atol=1e-12)
     assert wilson_interval(0, 0, 0.95) is None
+    # Clamped to [0, 1]: with no recovery the lower end is 0, never a rounding residue below it.
+    for nobs in range(1, 300):
+        low = wilson_interval(0, nobs, 0.95)
+        high = wilson_interval(nobs, nobs, 0.95)
+        assert low is not None and low[0] == 0.0 and high is not None and high[1] == 1.0
 
 
 def naive_replicate(c: Cohort, tasks: list[str], row: np.ndarray[Any, Any], metric: str) -> float | None:
