@@ -1,0 +1,100 @@
+"""``prefixexec conformance --command CMD``: run another implementation on every vector (CONF-RUN)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+
+from prefixexec.adapters import InputError
+from prefixexec.conformance import (
+    POINT_KEYS,
+    check_vector,
+    default_vectors_dir,
+    format_results,
+    load_vectors,
+    parse_command,
+    results_json,
+)
+
+NAME = "conformance"
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number: {text}")
+    return value
+
+
+def _tolerance(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number >= 0: {text}")
+    return value
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        NAME,
+        help="run another implementation on the conformance vectors and report every difference",
+        description="Run CMD once per vector with the vector's records as JSONL on stdin; CMD must "
+        "print the `score --json` document (e.g. 'prefixexec score --json --bootstrap 0 -'). "
+        "Exit 1 when any vector differs.",
+    )
+    p.add_argument(
+        "--command",
+        dest="other_command",  # "command" is the subcommand's own dest in the top-level parser
+        required=True,
+        metavar="CMD",
+        help="the command (split into words like a shell does, never run by a shell)",
+    )
+    p.add_argument(
+        "--vectors",
+        action="append",
+        metavar="PATH",
+        help="a vector file or folder (repeatable; default: spec/vectors of this source tree)",
+    )
+    p.add_argument(
+        "--only", action="append", default=[], metavar="GLOB", help="only vector ids matching GLOB"
+    )
+    p.add_argument(
+        "--tolerance",
+        type=_tolerance,
+        default=1e-9,
+        help="largest absolute difference allowed between floats (default 1e-9)",
+    )
+    p.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        choices=POINT_KEYS,
+        metavar="KEY",
+        help="a top-level key not to compare (repeatable), e.g. exact or labels",
+    )
+    p.add_argument("--timeout", type=_positive_float, default=60.0, help="seconds per vector (default 60)")
+    p.add_argument("--json", action="store_true", help="print a JSON report")
+
+
+def run(args: argparse.Namespace) -> int:
+    argv = parse_command(args.other_command)
+    if shutil.which(argv[0]) is None:
+        raise InputError("--command", f"no such program (or not executable): {argv[0]!r}")
+    paths = [Path(p) for p in args.vectors] if args.vectors else [default_vectors_dir()]
+    if not args.vectors and not paths[0].is_dir():
+        raise InputError("--vectors", f"no vectors folder at {paths[0]}; give one with --vectors")
+    vectors = load_vectors(paths, args.only)
+    results = [check_vector(v, argv, args.tolerance, args.timeout, args.skip) for v in vectors]
+    if args.json:
+        sys.stdout.write(json.dumps(results_json(results), indent=2, allow_nan=False) + "\n")
+    else:
+        sys.stdout.write(format_results(results))
+    return 0 if all(r.ok for r in results) else 1
