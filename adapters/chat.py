@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import jsonschema
@@ -29,7 +27,7 @@ from prefixexec.kernel import Accepted, ConditionKey, Label, Rejected, Rollout, 
 from prefixexec.kernel.actions import Action, NoToolAction
 
 from .errors import InputError
-from .records import parse_json_line
+from .records import open_lines, parse_json_line
 
 if TYPE_CHECKING:
     from . import AdapterOptions
@@ -433,24 +431,6 @@ def line_rollout(
     return Rollout(key, str(task_id), trial, outcome, record["success"], {"tools": len(tools)})
 
 
-def _lines(path: str) -> Iterator[tuple[int, str]]:
-    if path == STDIN:
-        stream: IO[str] = sys.stdin
-        yield from enumerate(stream, start=1)
-        return
-    try:
-        with Path(path).open(encoding="utf-8") as handle:
-            yield from enumerate(handle, start=1)
-    except FileNotFoundError:
-        raise InputError(path, "no such file") from None
-    except IsADirectoryError:
-        raise InputError(path, "is a directory, expected a JSONL file") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except PermissionError:
-        raise InputError(path, "permission denied") from None
-
-
 def error_pattern(text: str | None) -> re.Pattern[str] | None:
     """The compiled ``--error-pattern`` (``None`` when not given)."""
     if text is None:
@@ -468,7 +448,7 @@ def read(paths: Sequence[str], options: AdapterOptions) -> list[Rollout]:
     rollouts: list[Rollout] = []
     for path in paths:
         name = "<stdin>" if path == STDIN else path
-        for number, line in _lines(path):
+        for number, line in open_lines(path):
             where = f"{name}:{number}"
             if not line.strip():
                 continue

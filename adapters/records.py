@@ -170,7 +170,8 @@ def record_to_rollout(record: Mapping[str, Any]) -> Rollout:
     return Rollout(key, task_id, trial, outcome, bool(record["success"]), meta)
 
 
-def _open_lines(path: str) -> Iterator[tuple[int, str]]:
+def open_lines(path: str) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` of a UTF-8 text file or stdin (``-``); file faults are InputError."""
     if path == STDIN:
         stream: IO[str] = sys.stdin
         yield from enumerate(stream, start=1)
@@ -192,7 +193,7 @@ def iter_file(path: str) -> Iterator[tuple[str, Rollout]]:
     """Yield ``("FILE:LINE", rollout)`` for every record of one JSONL file, validating each."""
     validator = _validator()
     name = "<stdin>" if path == STDIN else path
-    for number, line in _open_lines(path):
+    for number, line in open_lines(path):
         where = f"{name}:{number}"
         if not line.strip():
             continue
