@@ -15,6 +15,7 @@ import attrs
 from prefixexec.kernel import Rollout
 
 from . import bfcl, chat, inspect_logs, records, taubench, toolsandbox
+from .audit import AuditReport
 from .errors import InputError
 
 
@@ -42,6 +43,8 @@ class AdapterInfo:
     name: str
     description: str
     read: Callable[[Sequence[str], AdapterOptions], list[Rollout]]
+    #: ``prefixexec audit``: ``audit(paths, options)``; ``None``: a module function ``audit``, if any.
+    audit: Callable[[Sequence[str], AdapterOptions], AuditReport] | None = None
 
 
 ADAPTERS: dict[str, AdapterInfo] = {
@@ -49,11 +52,13 @@ ADAPTERS: dict[str, AdapterInfo] = {
         "records",
         "prefixexec JSONL records (spec/record.schema.json): recorded verdicts or outcomes",
         lambda paths, options: records.read_records(paths),
+        audit=lambda paths, options: records.audit(paths, options),
     ),
     "taubench": AdapterInfo(
         "taubench",
         "tau-bench v1 result lists and tau2/tau^3 results.json (executed trajectories)",
         lambda paths, options: taubench.read(paths, options),
+        audit=lambda paths, options: taubench.audit(paths, options),
     ),
     "toolsandbox": AdapterInfo(
         "toolsandbox",
@@ -64,11 +69,13 @@ ADAPTERS: dict[str, AdapterInfo] = {
         "inspect",
         "inspect_ai logs (.eval or .json): assistant tool calls, tool errors and a scorer's value",
         lambda paths, options: inspect_logs.read(paths, options),
+        audit=lambda paths, options: inspect_logs.audit(paths, options),
     ),
     "chat": AdapterInfo(
         "chat",
         "chat transcripts, one rollout per JSONL line (OpenAI/Anthropic/MCP tool calls and results)",
         lambda paths, options: chat.read(paths, options),
+        audit=lambda paths, options: chat.audit(paths, options),
     ),
     "bfcl": AdapterInfo(
         "bfcl",

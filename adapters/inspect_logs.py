@@ -17,16 +17,27 @@ import math
 import struct
 import zipfile
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 import attrs
 import zstandard
 
-from prefixexec.kernel import Accepted, ConditionKey, Label, Rejected, Rollout, ToolCall, replay
+from prefixexec.kernel import Accepted, ConditionKey, Label, Outcome, Rejected, Rollout, ToolCall, replay
 from prefixexec.kernel.actions import Action, NoToolAction
 
+from .audit import (
+    AuditPlan,
+    Expect,
+    GenericAuditReport,
+    Mutant,
+    Operator,
+    accepted_prefixes,
+    replace_at,
+    run_audit,
+    seed_of,
+)
 from .errors import InputError
 
 if TYPE_CHECKING:
@@ -622,3 +633,150 @@ __all__ = [
     "iter_json_log",
     "read",
 ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Audit (AUDIT-INSPECT): the calls the adapter accepted are the gold; mutants record what
+# inspect_ai records for a faulty call, and must be rejected with that fault's label
+
+
+def _audit_items(
+    paths: Sequence[str], options: AdapterOptions
+) -> list[tuple[str, InspectSample, tuple[Action, ...]]]:
+    """Every sample of ``paths`` as ``(where, sample, calls)``, after ``read`` has validated them."""
+    read(paths, options)
+    items: list[tuple[str, InspectSample, tuple[Action, ...]]] = []
+    for path in paths:
+        target = Path(path)
+        logs = iter_eval_log(target) if target.suffix == ".eval" else iter_json_log(target)
+        for kind, where, value in logs:
+            if kind != "sample":
+                continue
+            here = f"{where} (id {value.get('id')!r}, epoch {value.get('epoch', 1)})"
+            calls = tuple(sample_calls(value, here))
+            task = InspectSample(calls, _no_tool_allowed(value, here))
+            items.append((here, task, tuple(c.action for c in calls)))
+    return items
+
+
+def _inspect_mutants(
+    sample: InspectSample,
+    actions: tuple[Action, ...],
+    outcome: Outcome,
+    change: Callable[[InspectCall], tuple[InspectCall, str] | None],
+) -> list[Mutant[InspectSample]]:
+    out = []
+    for i in range(min(outcome.fed - 1, len(actions))):
+        changed = change(sample.calls[i])
+        if changed is None:
+            continue
+        call, what = changed
+        mutated = InspectSample(replace_at(sample.calls, i, call), sample.no_tool_allowed)
+        out.append(Mutant(mutated, replace_at(actions, i, call.action), i + 1, what))
+    return out
+
+
+def _rename(call: InspectCall) -> tuple[InspectCall, str] | None:
+    if call.offered is None:
+        return None
+    name = call.action.name + "_nonexistent"
+    while name in call.offered:
+        name += "_"
+    action = ToolCall(name, call.action.arguments, call.action.call_id)
+    return attrs.evolve(call, action=action), f"tool renamed to {name!r}"
+
+
+def _parse_error(call: InspectCall) -> tuple[InspectCall, str]:
+    raw = json.dumps(dict(call.action.arguments))[:-1]  # the closing brace cut off
+    try:
+        json.loads(raw)
+        details = "no error"
+    except ValueError as exc:
+        details = str(exc)
+    error = f"Error parsing the following tool call arguments:\n\n{raw}\n\nError details: {details}"
+    action = ToolCall(call.action.name, {}, call.action.call_id)
+    return attrs.evolve(call, action=action, parse_error=error), f"arguments {raw!r} not parsed"
+
+
+def _tool_error(error_type: str, message: str) -> Callable[[InspectCall], tuple[InspectCall, str]]:
+    def change(call: InspectCall) -> tuple[InspectCall, str]:
+        new = attrs.evolve(call, answered=True, error_type=error_type, error_message=message)
+        return new, f"tool message error {error_type!r}"
+
+    return change
+
+
+def _operator(
+    name: str,
+    description: str,
+    label: Label,
+    change: Callable[[InspectCall], tuple[InspectCall, str] | None],
+) -> Operator[InspectSample]:
+    def make(
+        sample: InspectSample, actions: tuple[Action, ...], outcome: Outcome
+    ) -> list[Mutant[InspectSample]]:
+        return _inspect_mutants(sample, actions, outcome, change)
+
+    return Operator(name, description, Expect.LABEL, make, label)
+
+
+#: The inspect audit's operators and the label each mutant must be rejected with (INS-EXEC, INS-LABELS).
+AUDIT_OPERATORS: tuple[Operator[InspectSample], ...] = (
+    _operator("unknown-tool", "call a tool that was not offered", Label.SCHEMA, _rename),
+    _operator("arguments-not-json", "arguments inspect could not parse", Label.SCHEMA, _parse_error),
+    _operator(
+        "validation-error",
+        "arguments that fail the tool's schema (inspect: a 'parsing' error)",
+        Label.SCHEMA,
+        _tool_error("parsing", "Found 1 validation errors parsing tool input arguments: required property"),
+    ),
+    _operator(
+        "file-not-found",
+        "the tool reports a missing file",
+        Label.DEPENDENCY,
+        _tool_error("file_not_found", "File not found: missing.txt"),
+    ),
+    _operator(
+        "permission",
+        "the tool reports a permission error",
+        Label.PRECONDITION,
+        _tool_error("permission", "Permission denied: /root"),
+    ),
+    _operator(
+        "timeout",
+        "the tool times out",
+        Label.STATE_CONSISTENCY,
+        _tool_error("timeout", "Command timed out before completing."),
+    ),
+)
+
+
+def audit(paths: Sequence[str], options: AdapterOptions) -> GenericAuditReport:
+    """``prefixexec audit --adapter inspect FILE...`` (AUDIT-INSPECT)."""
+    if not paths:
+        raise InputError("--adapter inspect", "the inspect audit reads logs: give FILE...")
+    items = _audit_items(paths, options)
+    gold, first_rejected = accepted_prefixes(SEMANTICS, items)
+    without_calls = sum(1 for _, _, actions in items if not actions)
+    unknown_offer = sum(1 for t in gold for c in t.task.calls[: len(t.actions)] if c.offered is None)
+    plan: AuditPlan[InspectSample] = AuditPlan(
+        adapter="inspect",
+        source=f"{', '.join(paths)}: {len(items)} samples, {sum(len(a) for _, _, a in items)} calls",
+        semantics=SEMANTICS,
+        gold=gold,
+        gold_kind="calls the adapter accepted, before each sample's first rejection",
+        operators=AUDIT_OPERATORS,
+        not_checked=(
+            "whether the recorded tool messages are right: they are taken as given, nothing is executed",
+            "argument schemas: the adapter does not validate arguments itself; inspect_ai records its "
+            "own validation failures as 'parsing' errors, which operator validation-error writes",
+            f"unknown-tool for the {unknown_offer} accepted calls whose log records no offered tools",
+            "calls after each sample's first rejection (replay stops there: CONV-REPLAY)",
+            f"{first_rejected} samples whose first call was rejected and {without_calls} without a "
+            "call: no accepted call to mutate",
+        ),
+    )
+    return run_audit(plan, seed_of(options))
+
+
+__all__ += ["AUDIT_OPERATORS", "audit"]

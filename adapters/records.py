@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import attrs
 import jsonschema
@@ -33,7 +33,22 @@ from prefixexec.kernel import (
 )
 from prefixexec.kernel.actions import Action, NoToolAction
 
+from .audit import (
+    AuditPlan,
+    Check,
+    Expect,
+    GenericAuditReport,
+    Mutant,
+    Operator,
+    Trajectory,
+    replace_at,
+    run_audit,
+    seed_of,
+)
 from .errors import InputError
+
+if TYPE_CHECKING:
+    from . import AdapterOptions
 
 STDIN = "-"
 
@@ -239,3 +254,130 @@ def read_records(paths: Sequence[str]) -> list[Rollout]:
     if not rollouts:
         raise InputError(", ".join(paths) or "<no input>", "no records found")
     return rollouts
+
+
+# ---------------------------------------------------------------------------------------------
+# Audit (AUDIT-RECORDS): the recorded verdicts are replayable; mutants flip one of them
+
+#: The tie-break order written out again for the audit's own check (CONV-LABEL-ORDER).
+_AUDIT_LABEL_ORDER = ("schema", "dependency", "precondition", "state_consistency", "information")
+
+
+def _recorded(record: Mapping[str, Any]) -> tuple[RecordedTask, tuple[Action, ...]]:
+    verdicts = tuple(
+        RecordedVerdict(a["executable"], _labels(a.get("label")), a.get("reason")) for a in record["actions"]
+    )
+    calls = tuple(ToolCall(a["tool"], a.get("arguments", {}), a.get("id")) for a in record["actions"])
+    return RecordedTask(verdicts, bool(record.get("no_tool_allowed", False))), calls
+
+
+def _expected_outcome(record: Mapping[str, Any]) -> tuple[int, int, str | None]:
+    """``(T, FED, primary label)`` of a record by EQ-1 and CONV-NOTOOL, from its raw fields."""
+    actions = record["actions"]
+    if not actions:
+        return 1, (2 if record.get("no_tool_allowed", False) else 1), None
+    for k, action in enumerate(actions, start=1):
+        if not action["executable"]:
+            raw = action.get("label")
+            names = [raw] if isinstance(raw, str) else list(raw or [])
+            ranked = [n for n in _AUDIT_LABEL_ORDER if n in names]
+            return len(actions), k, (ranked[0] if ranked else None)
+    return len(actions), len(actions) + 1, None
+
+
+def _flip_to_rejected(
+    task: RecordedTask, actions: tuple[Action, ...], outcome: Outcome
+) -> list[Mutant[RecordedTask]]:
+    flipped = RecordedVerdict(False, (Label.INFORMATION, Label.DEPENDENCY), "audit: verdict flipped")
+    return [
+        Mutant(attrs.evolve(task, verdicts=replace_at(task.verdicts, i, flipped)), actions, i + 1, "rejected")
+        for i in range(min(outcome.fed - 1, len(actions)))
+    ]
+
+
+def _flip_to_accepted(
+    task: RecordedTask, actions: tuple[Action, ...], outcome: Outcome
+) -> list[Mutant[RecordedTask]]:
+    if not actions or outcome.fully_executable:
+        return []
+    i = outcome.fed - 1
+    verdicts = replace_at(task.verdicts, i, RecordedVerdict(True))
+    later = [k for k in range(i + 1, len(verdicts)) if not verdicts[k].executable]
+    expected = later[0] + 1 if later else len(verdicts) + 1
+    return [Mutant(attrs.evolve(task, verdicts=verdicts), actions, i + 1, "accepted", expected)]
+
+
+#: The records audit's operators (EQ-1, CONV-LABEL-ORDER).
+AUDIT_OPERATORS: tuple[Operator[RecordedTask], ...] = (
+    Operator(
+        "flip-to-rejected",
+        "an accepted verdict recorded as rejected with labels [information, dependency]",
+        Expect.LABEL,
+        _flip_to_rejected,
+        Label.DEPENDENCY,
+    ),
+    Operator(
+        "flip-to-accepted",
+        "the first rejected verdict recorded as accepted",
+        Expect.FED,
+        _flip_to_accepted,
+    ),
+)
+
+
+def audit(paths: Sequence[str], options: AdapterOptions) -> GenericAuditReport:
+    """``prefixexec audit --adapter records FILE...`` (AUDIT-RECORDS)."""
+    if not paths:
+        raise InputError("--adapter records", "the records audit reads JSONL records: give FILE...")
+    if STDIN in paths:
+        raise InputError(STDIN, "the records audit reads files, not standard input")
+    read_records(paths)  # validates every record and the uniqueness of the keys
+    bases: list[Trajectory[RecordedTask]] = []
+    failures: list[str] = []
+    replayable = outcomes = 0
+    for path in paths:
+        for number, line in open_lines(path):
+            if not line.strip():
+                continue
+            where = f"{path}:{number}"
+            record = parse_json_line(line)
+            if "actions" not in record:
+                outcomes += 1
+                continue
+            replayable += 1
+            task, calls = _recorded(record)
+            if calls:
+                bases.append(Trajectory(where, task, calls))
+            got = record_to_rollout(record).outcome
+            T, fed, label = _expected_outcome(record)
+            got_label = got.label.value if got.label is not None else None
+            if (got.T, got.fed, got_label) != (T, fed, label):
+                failures.append(
+                    f"{where}: expected T {T} FED {fed} label {label}, "
+                    f"the reader gives T {got.T} FED {got.fed} label {got_label}"
+                )
+    plan: AuditPlan[RecordedTask] = AuditPlan(
+        adapter="records",
+        source=f"{', '.join(paths)}: {replayable + outcomes} records, {replayable} with actions",
+        semantics=RECORDED,
+        no_gold="records carry the verdicts a benchmark recorded, not a reference trajectory",
+        bases=tuple(bases),
+        bases_kind="records with recorded actions",
+        operators=AUDIT_OPERATORS,
+        checks=(
+            Check(
+                "eq1-recorded",
+                "T, FED and the primary label of every record with actions, recomputed from its raw "
+                "'executable' and 'label' fields (EQ-1, CONV-NOTOOL, CONV-LABEL-ORDER)",
+                replayable,
+                tuple(failures),
+            ),
+        ),
+        not_checked=(
+            f"{outcomes} records with an already replayed 'outcome': only the reader's range and label "
+            "rules apply to them (REC-OUTCOME)",
+            "whether the recorded verdicts are right: records carry no tool schemas and no environment",
+            "Y: the recorded success is taken as is",
+        ),
+    )
+    return run_audit(plan, seed_of(options))

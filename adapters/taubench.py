@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -22,6 +22,7 @@ from prefixexec.kernel import (
     Accepted,
     ConditionKey,
     Label,
+    Outcome,
     Rejected,
     Rollout,
     ToolCall,
@@ -29,6 +30,18 @@ from prefixexec.kernel import (
 )
 from prefixexec.kernel.actions import Action, NoToolAction
 
+from .audit import (
+    AuditPlan,
+    Check,
+    Expect,
+    GenericAuditReport,
+    Mutant,
+    Operator,
+    accepted_prefixes,
+    replace_at,
+    run_audit,
+    seed_of,
+)
 from .errors import InputError
 from .records import STDIN, parse_json_line
 
@@ -681,3 +694,254 @@ __all__ = [
     "read_file",
     "v1_naming",
 ]
+
+
+# ================================================================================ audit (AUDIT-TAU)
+
+#: An argument value usable as the identifier of a ``<id> not found`` message (operator seen-id).
+_ID_TOKEN = re.compile(r"^[A-Za-z0-9_#-]+$")
+
+
+@attrs.frozen(slots=True)
+class _AuditRollout:
+    where: str
+    task: TauTask
+    calls: tuple[ToolCall, ...]
+    gold: int | None
+    gold_actions: str | None
+    recorded_gold: str | None
+    crashed: bool
+    rollout: Rollout
+
+
+def _gold_v1(record: Mapping[str, Any]) -> tuple[int, str, str | None]:
+    """Non-``respond`` gold actions of a v1 record, and both recorded gold lists as canonical JSON."""
+    info = record["info"]
+    actions = info["task"]["actions"]
+    reward_info = info.get("reward_info")
+    recorded = reward_info.get("actions") if isinstance(reward_info, dict) else None
+    count = sum(1 for a in actions if a.get("name") != "respond")
+    canonical = json.dumps(actions, sort_keys=True)
+    return count, canonical, None if recorded is None else json.dumps(recorded, sort_keys=True)
+
+
+def _audit_rollouts(paths: Sequence[str], options: AdapterOptions) -> list[_AuditRollout]:
+    """Every rollout of ``paths`` with its task and gold, each file validated as ``read_file`` does."""
+    out: list[_AuditRollout] = []
+    for path in paths:
+        name, data = _load(path)
+        if isinstance(data, list) and data:
+            for (where, rollout), record in zip(_read_v1(name, data, options), data, strict=True):
+                info, traj = record["info"], record["traj"]
+                if "error" in info and not traj:
+                    task = TauTask((), False, "crashed")
+                    out.append(_AuditRollout(where, task, (), None, None, None, True, rollout))
+                    continue
+                count, canonical, recorded = _gold_v1(record)
+                builder = _read_v1_traj(traj, where)
+                task = TauTask(builder.exchanges(), count == 0, "no-tool")
+                calls = tuple(builder.calls)
+                out.append(_AuditRollout(where, task, calls, count, canonical, recorded, False, rollout))
+        elif isinstance(data, dict) and "simulations" in data:
+            pairs = _read_tau2(name, data, options)
+            gold = {
+                str(t["id"]): sum(
+                    1
+                    for a in ((t.get("evaluation_criteria") or {}).get("actions") or [])
+                    if a.get("requestor", "assistant") != "user"
+                )
+                for t in data["tasks"]
+            }
+            for (where, rollout), sim in zip(pairs, data["simulations"], strict=True):
+                builder = _read_tau2_messages(sim.get("messages") or [], where)
+                count = gold[str(sim["task_id"])]
+                task = TauTask(builder.exchanges(), count == 0, "no-tool")
+                calls = tuple(builder.calls)
+                out.append(_AuditRollout(where, task, calls, count, None, None, False, rollout))
+        else:
+            read_file(path, options)  # raises the reader's error for any other shape
+    if not out:
+        _fail(", ".join(paths), "no rollouts found")
+    return out
+
+
+def _seen_through(task: TauTask, index: int) -> tuple[str, ...]:
+    """The conversation the agent had seen when it issued call ``index`` (TAU-ENTITY)."""
+    return tuple(text for e in task.exchanges[: index + 1] for text in e.context)
+
+
+def _tau_mutants(
+    task: TauTask,
+    actions: tuple[Action, ...],
+    outcome: Outcome,
+    change: Callable[[TauTask, int], tuple[Exchange, str] | None],
+) -> list[Mutant[TauTask]]:
+    out = []
+    for i in range(min(outcome.fed - 1, len(actions))):
+        changed = change(task, i)
+        if changed is None:
+            continue
+        exchange, what = changed
+        mutated = attrs.evolve(task, exchanges=replace_at(task.exchanges, i, exchange))
+        out.append(Mutant(mutated, replace_at(actions, i, exchange.call), i + 1, what))
+    return out
+
+
+def _unanswered(task: TauTask, i: int) -> tuple[Exchange, str]:
+    return attrs.evolve(task.exchanges[i], answered=False, accepted=False, observation=""), "answer removed"
+
+
+def _unknown_action(task: TauTask, i: int) -> tuple[Exchange, str]:
+    call = task.exchanges[i].call
+    name = call.name + "_nonexistent"
+    renamed = ToolCall(name, call.arguments, call.call_id)
+    message = f"Unknown action {name}"
+    return attrs.evolve(task.exchanges[i], call=renamed, accepted=False, observation=message), message
+
+
+def _invented_id(task: TauTask, i: int) -> tuple[Exchange, str]:
+    seen = _seen_through(task, i)
+    token = f"AUDIT{i + 1}"
+    while _occurs(token, seen):
+        token += "X"
+    message = f"Error: {token} not found"
+    return attrs.evolve(task.exchanges[i], accepted=False, observation=message), message
+
+
+def _seen_id(task: TauTask, i: int) -> tuple[Exchange, str] | None:
+    seen = _seen_through(task, i)
+    exchange = task.exchanges[i]
+    for _, value in _string_leaves(exchange.call.arguments):
+        if _ID_TOKEN.match(value) and _id_like(value) and _occurs(value, seen):
+            message = f"Error: {value} not found"
+            return attrs.evolve(exchange, accepted=False, observation=message), message
+    return None
+
+
+def _tau_operator(
+    name: str, description: str, label: Label, change: Callable[[TauTask, int], tuple[Exchange, str] | None]
+) -> Operator[TauTask]:
+    def make(task: TauTask, actions: tuple[Action, ...], outcome: Outcome) -> list[Mutant[TauTask]]:
+        return _tau_mutants(task, actions, outcome, change)
+
+    return Operator(name, description, Expect.LABEL, make, label)
+
+
+def audit_operators() -> tuple[Operator[TauTask], ...]:
+    """The tau-bench audit's operators: each rewrites what the environment recorded for a call."""
+    return (
+        _tau_operator(
+            "unanswered", "no tool message answers the call (TAU-UNANSWERED)", Label.SCHEMA, _unanswered
+        ),
+        _tau_operator(
+            "unknown-action",
+            "the call names an unknown tool (v1: Unknown action)",
+            Label.SCHEMA,
+            _unknown_action,
+        ),
+        _tau_operator(
+            "invented-id",
+            "'<id> not found' for an id the agent never saw (TAU-ENTITY)",
+            Label.INFORMATION,
+            _invented_id,
+        ),
+        _tau_operator(
+            "seen-id",
+            "'<id> not found' for an argument id the agent had seen (TAU-ENTITY)",
+            Label.DEPENDENCY,
+            _seen_id,
+        ),
+    )
+
+
+def _audit_checks(rollouts: Sequence[_AuditRollout]) -> tuple[Check, ...]:
+    no_tool: list[str] = []
+    no_tool_checked = 0
+    gold_records: list[str] = []
+    gold_checked = 0
+    first_gold: dict[tuple[str, str], tuple[str, str]] = {}
+    recording: list[str] = []
+    for r in rollouts:
+        outcome = r.rollout.outcome
+        if not r.calls:
+            no_tool_checked += 1
+            expected = 1 if r.crashed or r.gold else 2
+            if outcome.T != 1 or outcome.fed != expected:
+                why = "a crashed run" if r.crashed else f"{r.gold} gold action(s)"
+                no_tool.append(
+                    f"{r.where}: {why}, expected FED {expected}, got T {outcome.T} FED {outcome.fed}"
+                )
+        if r.gold_actions is not None:
+            gold_checked += 1
+            if r.recorded_gold is not None and r.recorded_gold != r.gold_actions:
+                gold_records.append(f"{r.where}: info.reward_info.actions differ from info.task.actions")
+            key = (r.rollout.condition.dataset, r.rollout.task_id)
+            first = first_gold.setdefault(key, (r.where, r.gold_actions))
+            if first[1] != r.gold_actions:
+                gold_records.append(f"{r.where}: gold actions differ from those of {first[0]} (same task)")
+        meta = r.rollout.meta
+        calls, rejected, unanswered = meta["calls"], meta["rejected_calls"], meta["unanswered_calls"]
+        if calls:
+            clean = rejected == 0 and unanswered == 0
+            if outcome.T != calls or (not clean and outcome.fully_executable):
+                recording.append(
+                    f"{r.where}: {calls} calls, {rejected} rejected, {unanswered} unanswered, "
+                    f"but T {outcome.T} FED {outcome.fed}"
+                )
+            if clean and not outcome.fully_executable:
+                recording.append(f"{r.where}: every call accepted and answered, but FED {outcome.fed}")
+    return (
+        Check(
+            "no-tool-rule",
+            "a rollout without calls has FED 2 iff its task has no gold action and the run did not crash "
+            "(TAU-NOTOOL, TAU-CRASH)",
+            no_tool_checked,
+            tuple(no_tool),
+        ),
+        Check(
+            "gold-recording",
+            "v1 gold actions: info.reward_info.actions equal info.task.actions, and every trial of a task "
+            "has the same gold",
+            gold_checked,
+            tuple(gold_records),
+        ),
+        Check(
+            "outcome-recording",
+            "T is the number of calls, and FED = T + 1 iff every call was answered and accepted (EQ-1)",
+            sum(1 for r in rollouts if r.calls),
+            tuple(recording),
+        ),
+    )
+
+
+def audit(paths: Sequence[str], options: AdapterOptions) -> GenericAuditReport:
+    """``prefixexec audit --adapter taubench FILE...`` (AUDIT-TAU)."""
+    if not paths:
+        _fail("--adapter taubench", "the tau-bench audit reads result files: give FILE...")
+    rollouts = _audit_rollouts(paths, options)
+    items: list[tuple[str, TauTask, tuple[Action, ...]]] = [
+        (r.where, r.task, r.calls) for r in rollouts if r.calls
+    ]
+    bases, first_rejected = accepted_prefixes(TAU, items)
+    plan: AuditPlan[TauTask] = AuditPlan(
+        adapter="taubench",
+        source=f"{', '.join(paths)}: {len(rollouts)} rollouts, {sum(len(r.calls) for r in rollouts)} calls",
+        semantics=TAU,
+        no_gold="tau-bench's gold actions (v1 info.task.actions, tau2 evaluation_criteria.actions) "
+        "need the benchmark's environment (databases and tool code), which is not in the result files",
+        bases=bases,
+        bases_kind="calls the environment accepted, before each rollout's first rejection",
+        operators=audit_operators(),
+        checks=_audit_checks(rollouts),
+        not_checked=(
+            "state replay: whether the gold actions execute, and whether the recorded verdicts are the "
+            "ones the environment would give, needs tau-bench's environment",
+            "labels of the recorded rejections beyond the operators' messages (TAU-LABELS on real text)",
+            "Y: the recorded reward is taken as is",
+            f"{first_rejected} rollouts whose first call was rejected: no accepted call to mutate",
+        ),
+    )
+    return run_audit(plan, seed_of(options))
+
+
+__all__ += ["audit", "audit_operators"]

@@ -1,65 +1,71 @@
-"""``prefixexec audit --adapter A``: check an adapter against its benchmark's own gold (spec: AUDIT-CLI).
+"""``prefixexec audit --adapter A [FILE...]``: check an adapter against gold and mutants (spec: AUDIT-CLI).
 
-An adapter that has gold trajectories or replayable semantics offers an audit by defining a
-function ``audit(options) -> report``: as an ``audit`` attribute of its :data:`ADAPTERS` entry
-if the registry has one, otherwise in its module ``prefixexec.adapters.<name>``. The report
-has ``passed`` (bool), ``render() -> str`` (what was checked, what was found, what was not
-checked) and ``to_json() -> dict``. Adapters without ``audit`` get a clear message and exit 2.
-Exit status: 0 when the audit passes, 1 when it finds a failure, 2 for bad input.
+An adapter offers an audit in one of two ways: an ``audit(paths, options)`` function in the
+``audit`` field of its :data:`ADAPTERS` entry (the generic audits of spec/audit.md, which read
+input files), or a function ``audit`` in its module ``prefixexec.adapters.<name>`` taking
+``(options)`` (an audit of the benchmark's own data, no input files: BFCL) or
+``(paths, options)``. The report has ``passed``, ``render()`` (what was checked, what was found,
+what was not checked) and ``to_json()``, and may give its own ``exit_status``. An adapter with no
+audit gets a report saying that nothing was checked and why (AUDIT-NOTHING).
+Exit status: 0 the audit passes, 1 it finds a failure, 2 nothing was checked or bad input.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import sys
-from typing import Any, Protocol
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from prefixexec.adapters import ADAPTERS, AdapterOptions, InputError
+from prefixexec.adapters.audit import UNAUDITED, AuditReport, nothing_checked
 from prefixexec.scoring import dumps
 
 NAME = "audit"
 
 EXIT_OK = 0
 EXIT_FAILED = 1
+EXIT_NOTHING_CHECKED = 2
 
-
-class AuditReport(Protocol):
-    """What an adapter's ``audit(options)`` returns."""
-
-    @property
-    def passed(self) -> bool: ...
-
-    def render(self) -> str: ...
-
-    def to_json(self) -> dict[str, Any]: ...
+AuditFunction = Callable[[Sequence[str], AdapterOptions], AuditReport]
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         NAME,
         help="replay an adapter's gold trajectories and mutants of them; report what was checked",
-        description="Replay the benchmark's own gold trajectories with the adapter's semantics, apply "
-        "mutation operators and report how replay judged them (adapters that define audit()).",
+        description="Replay gold trajectories (the benchmark's, or the calls the adapter accepted in "
+        "FILE...) with the adapter's semantics, apply its mutation operators and report how replay "
+        "judged them, what was checked and what was not. Exit 0: pass; 1: a check failed; "
+        "2: nothing was checked, or bad input.",
+    )
+    parser.add_argument(
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="input files, for audits that read them (chat, inspect, records, taubench)",
     )
     parser.add_argument("--adapter", required=True, choices=sorted(ADAPTERS), help="the adapter to audit")
-    parser.add_argument("--category", help="only this category of the benchmark (e.g. multi_turn_base)")
+    parser.add_argument("--category", help="bfcl: only this category (e.g. multi_turn_base)")
     parser.add_argument(
         "--seed", type=int, default=0, help="seed that picks the mutated positions (default 0)"
     )
     parser.add_argument(
         "--cross-check",
         action="store_true",
-        help="also compare with the benchmark's own implementation, on trusted inputs only",
+        help="bfcl: also compare with the benchmark's own implementation, on trusted inputs only",
     )
+    parser.add_argument("--model", help="model name, for inputs that do not carry it")
+    parser.add_argument("--method", help="method name, for inputs that do not carry it")
+    parser.add_argument("--threshold", type=float, help="inspect: success threshold")
+    parser.add_argument("--scorer", help="inspect: the scorer whose value is the success Y")
+    parser.add_argument("--error-pattern", help="chat: regex marking a tool result as an error")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
-def _find_audit(adapter: str) -> Any:
-    """The adapter's audit: an ``audit`` attribute of its registry entry, else of its module."""
-    function = getattr(ADAPTERS[adapter], "audit", None)
-    if callable(function):
-        return function
+def _module_audit(adapter: str) -> Callable[..., AuditReport] | None:
     try:
         module = importlib.import_module(f"prefixexec.adapters.{adapter}")
     except ImportError:
@@ -68,23 +74,73 @@ def _find_audit(adapter: str) -> Any:
     return function if callable(function) else None
 
 
-def _audit_function(adapter: str) -> Any:
-    function = _find_audit(adapter)
-    if function is None:
-        auditable = [name for name in sorted(ADAPTERS) if _find_audit(name) is not None]
-        raise InputError(
-            f"--adapter {adapter}",
-            "this adapter has no audit: it has neither gold trajectories nor replayable semantics "
-            f"(adapters with an audit: {', '.join(auditable) or 'none'})",
-        )
-    return function
+def find_audit(adapter: str) -> AuditFunction | None:
+    """The adapter's audit as ``audit(paths, options)``, or ``None`` when it has none.
+
+    The registry's ``audit`` field comes first; a module function ``audit(options)`` (no input
+    files) is wrapped so that input files are an error.
+    """
+    registered = getattr(ADAPTERS[adapter], "audit", None)
+    if callable(registered):
+        function: AuditFunction = registered
+        return function
+    found = _module_audit(adapter)
+    if found is None:
+        return None
+    if len(inspect.signature(found).parameters) >= 2:
+        return found
+    module_audit = found
+
+    def without_files(paths: Sequence[str], options: AdapterOptions) -> AuditReport:
+        if paths:
+            raise InputError(
+                paths[0], f"the {adapter} audit reads the benchmark's own data: it takes no input files"
+            )
+        report: AuditReport = module_audit(options)
+        return report
+
+    return without_files
+
+
+def auditable() -> list[str]:
+    """The adapters that have an audit, sorted."""
+    return [name for name in sorted(ADAPTERS) if find_audit(name) is not None]
+
+
+def exit_status(report: AuditReport) -> int:
+    """The report's own ``exit_status`` if it has one, else 0 when it passes and 1 when not."""
+    status = getattr(report, "exit_status", None)
+    if isinstance(status, int):
+        return status
+    return EXIT_OK if report.passed else EXIT_FAILED
 
 
 def run(args: argparse.Namespace) -> int:
-    function = _audit_function(args.adapter)
     options = AdapterOptions(
-        category=args.category, extra={"seed": args.seed, "cross_check": args.cross_check}
+        model=args.model,
+        method=args.method,
+        category=args.category,
+        threshold=args.threshold,
+        scorer=args.scorer,
+        error_pattern=args.error_pattern,
+        extra={"seed": args.seed, "cross_check": args.cross_check},
     )
-    report: AuditReport = function(options)
+    function = find_audit(args.adapter)
+    report: Any
+    if function is None:
+        why = UNAUDITED.get(args.adapter, ("everything: the adapter declares no audit",))
+        report = nothing_checked(args.adapter, "nothing read", why)
+        sys.stderr.write(
+            f"prefixexec: audit: this adapter has no audit, nothing was checked "
+            f"(adapters with an audit: {', '.join(auditable()) or 'none'})\n"
+        )
+    else:
+        for flag, value in (("--cross-check", args.cross_check), ("--category", args.category)):
+            if value and args.adapter != "bfcl":
+                raise InputError(flag, "only applies to --adapter bfcl")
+        report = function(args.files, options)
+    status = exit_status(report)
     sys.stdout.write(dumps(report.to_json()) if args.json else report.render())
-    return EXIT_OK if report.passed else EXIT_FAILED
+    if function is not None and status == EXIT_NOTHING_CHECKED:
+        sys.stderr.write("prefixexec: audit: nothing in this input could be checked (see the report)\n")
+    return status
