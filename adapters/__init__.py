@@ -14,7 +14,7 @@ import attrs
 
 from prefixexec.kernel import Rollout
 
-from . import bfcl, chat, inspect_logs, records, taubench, toolsandbox
+from . import bfcl, chat, inspect_logs, parquet, records, taubench, toolsandbox
 from .audit import AuditReport
 from .errors import InputError
 
@@ -81,6 +81,11 @@ ADAPTERS: dict[str, AdapterInfo] = {
         "bfcl",
         "BFCL multi-turn result files (BFCL_v<N>_multi_turn_<category>_result.json), replayed on bfcl-eval",
         lambda paths, options: bfcl.read(paths, options),
+    ),
+    "parquet": AdapterInfo(
+        "parquet",
+        "outcome tables in Parquet (dataset, model, method, task_id, trial, T, fed, label, success)",
+        lambda paths, options: parquet.read(paths, options),
     ),
 }
 

@@ -20,7 +20,7 @@ The procedure (section 3.1 of the paper, made reproducible bit for bit):
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
 from statistics import NormalDist
 from typing import Any, TypeVar
@@ -322,10 +322,29 @@ def bootstrap_dataset(
     the caller must have checked :func:`missing_tasks`. Unpaired: each condition draws its own
     matrix over its own sorted task ids, from the same seed.
     """
+    return bootstrap_task_sums(
+        {key: c.task for key, c in cohorts.items()},
+        lambda key, tasks: task_sums(cohorts[key], tasks),
+        settings,
+        paired,
+    )
+
+
+def bootstrap_task_sums(
+    task_ids: Mapping[K, Iterable[str]],
+    sums_of: Callable[[K, Sequence[str]], TaskSums],
+    settings: BootstrapSettings,
+    paired: bool = True,
+) -> dict[K, Replicates]:
+    """:func:`bootstrap_dataset` for conditions given by their task ids and a per-task-sums function.
+
+    ``sums_of(key, tasks)`` gives condition ``key``'s :class:`TaskSums` over the task list ``tasks``
+    (from a cohort, :func:`task_sums`; from an accumulator, ``Accumulator.task_sums``).
+    """
     if paired:
-        tasks = sorted({t for c in cohorts.values() for t in c.task})
+        tasks = sorted({t for ids in task_ids.values() for t in ids})
         W = resample_counts(len(tasks), settings.B, settings.seed)
-        all_sums = {key: task_sums(c, tasks) for key, c in cohorts.items()}
+        all_sums = {key: sums_of(key, tasks) for key in task_ids}
         # One product for the whole dataset: the conditions' columns side by side.
         Z = weighted_sums(W, np.concatenate([s.X for s in all_sums.values()], axis=1))
         out_paired: dict[K, Replicates] = {}
@@ -336,9 +355,9 @@ def bootstrap_dataset(
             start += width
         return out_paired
     out: dict[K, Replicates] = {}
-    for key, c in cohorts.items():
-        own = sorted(set(c.task))
-        out[key] = replicates(resample_counts(len(own), settings.B, settings.seed), task_sums(c, own))
+    for key, ids in task_ids.items():
+        own = sorted(set(ids))
+        out[key] = replicates(resample_counts(len(own), settings.B, settings.seed), sums_of(key, own))
     return out
 
 

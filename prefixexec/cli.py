@@ -15,9 +15,11 @@ from typing import Any, Protocol, cast
 from prefixexec._version import __version__
 from prefixexec.adapters import ADAPTERS, AdapterOptions, InputError
 from prefixexec.kernel import Rollout
+from prefixexec.kernel.accumulator import AccumulatorSet
 from prefixexec.kernel.bootstrap import BootstrapSettings
 
-from .inference import ConditionResult, ci_json, compare, evaluate, table_intervals
+from .engine import accumulate_dask, accumulate_input
+from .inference import ConditionResult, ci_json, compare, evaluate, evaluate_accumulators, table_intervals
 from .scoring import condition_json, dumps, format_comparisons, format_table
 from .signature import Signature
 
@@ -62,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_bootstrap_options(score)
     score.add_argument("--json", action="store_true", help="print the JSON document instead of the table")
     score.add_argument("--output", metavar="PATH", help="write the output to PATH instead of stdout")
+    add_engine_options(score)
 
     compare = sub.add_parser(
         "compare", help="paired differences of every method against a baseline method (same tasks)"
@@ -123,6 +126,37 @@ def add_bootstrap_options(parser: argparse.ArgumentParser, allow_unpaired: bool 
             action="store_true",
             help="allow conditions of a dataset with different task sets (intervals are then unpaired)",
         )
+
+
+def add_engine_options(parser: argparse.ArgumentParser) -> None:
+    """--engine, --scheduler, --workers: where the input is accumulated (DASK-ENGINE)."""
+    parser.add_argument(
+        "--engine",
+        choices=("local", "dask"),
+        default="local",
+        help="local: stream the input in this process (default); dask: map files or Parquet row "
+        "groups to accumulators on a Dask cluster and merge them (same output)",
+    )
+    parser.add_argument(
+        "--scheduler", metavar="ADDRESS", help="dask: a running scheduler (default: start a local cluster)"
+    )
+    parser.add_argument(
+        "--workers",
+        type=_positive_int,
+        metavar="N",
+        help="dask: workers of the local cluster (default: cores)",
+    )
+
+
+def read_accumulators(args: argparse.Namespace) -> AccumulatorSet:
+    """Accumulate the input with the chosen engine (STREAM-SCORE, DASK-ENGINE)."""
+    options = adapter_options(args)
+    if args.engine == "dask":
+        return accumulate_dask(args.adapter, args.files, options, args.scheduler, args.workers or None)
+    for flag, value in (("--scheduler", args.scheduler), ("--workers", args.workers)):
+        if value is not None:
+            raise InputError(flag, "only applies with --engine dask")
+    return accumulate_input(args.adapter, args.files, options)
 
 
 def signature_of(args: argparse.Namespace) -> Signature:
@@ -190,9 +224,9 @@ def _write(text: str, output: str | None) -> None:
 
 
 def _score(args: argparse.Namespace) -> int:
-    rollouts = read_input(args)
+    accumulators = read_accumulators(args)
     signature = signature_of(args)
-    results = evaluate(rollouts, settings_of(args), paired=not args.unpaired)
+    results = evaluate_accumulators(accumulators, settings_of(args), paired=not args.unpaired)
     if args.json:
         text = dumps(score_document(results, signature))
     else:

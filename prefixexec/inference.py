@@ -7,6 +7,7 @@ the results for the JSON document and the table.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
@@ -23,11 +24,14 @@ from prefixexec.kernel import (
     compute_metrics,
     group_by_condition,
 )
+from prefixexec.kernel.accumulator import Accumulator, AccumulatorSet
 from prefixexec.kernel.bootstrap import (
     BootstrapSettings,
     Intervals,
     Replicates,
+    TaskSums,
     bootstrap_dataset,
+    bootstrap_task_sums,
     difference_interval,
     exact_difference,
     intervals,
@@ -58,9 +62,28 @@ def _by_dataset(cohorts: Mapping[ConditionKey, Cohort]) -> dict[str, dict[Condit
 
 def check_pairing(cohorts: Mapping[ConditionKey, Cohort]) -> None:
     """BOOT-PAIRED: raise InputError listing the task ids each condition lacks."""
+    _check_missing({key: missing_tasks(group) for key, group in _by_dataset(cohorts).items()})
+
+
+def check_pairing_tasks(task_ids: Mapping[ConditionKey, Sequence[str]]) -> None:
+    """:func:`check_pairing` for conditions given by their (sorted, unique) task ids."""
+    by_dataset: dict[str, dict[ConditionKey, Sequence[str]]] = {}
+    for key, ids in task_ids.items():
+        by_dataset.setdefault(key.dataset, {})[key] = ids
+    missing: dict[str, dict[ConditionKey, tuple[str, ...]]] = {}
+    for dataset, group in by_dataset.items():
+        union = sorted({t for ids in group.values() for t in ids})
+        missing[dataset] = {}
+        for key, ids in group.items():
+            have = set(ids)
+            missing[dataset][key] = tuple(t for t in union if t not in have)
+    _check_missing(missing)
+
+
+def _check_missing(missing_by_dataset: Mapping[str, Mapping[ConditionKey, tuple[str, ...]]]) -> None:
     problems: list[str] = []
-    for dataset, group in _by_dataset(cohorts).items():
-        for key, missing in missing_tasks(group).items():
+    for dataset, group in missing_by_dataset.items():
+        for key, missing in group.items():
             if missing:
                 shown = ", ".join(missing[:10]) + (
                     f", ... ({len(missing)} in all)" if len(missing) > 10 else ""
@@ -92,6 +115,43 @@ def evaluate(
             ivs = intervals(reps[key], m.recovered, m.RR_eligible, settings.level)
             results[key] = ConditionResult(key, m, ivs, reps[key])
     return [results[key] for key in cohorts]
+
+
+def _task_sums(
+    group: Mapping[ConditionKey, Accumulator], key: ConditionKey, tasks: Sequence[str]
+) -> TaskSums:
+    return group[key].task_sums(tasks)
+
+
+def evaluate_accumulators(
+    accumulators: AccumulatorSet, settings: BootstrapSettings | None, paired: bool = True
+) -> list[ConditionResult]:
+    """:func:`evaluate` from per-condition accumulators (STREAM-SCORE): the same results.
+
+    Point estimates come from the accumulators' counts and the bootstrap from their per-task
+    sums, so the input never has to be held in memory.
+    """
+    accs = accumulators.as_dict()
+    if settings is None:
+        return [ConditionResult(key, acc.metrics()) for key, acc in accs.items()]
+    if paired:
+        check_pairing_tasks({key: acc.tasks for key, acc in accs.items()})
+    results: dict[ConditionKey, ConditionResult] = {}
+    by_dataset: dict[str, dict[ConditionKey, Accumulator]] = {}
+    for key, acc in accs.items():
+        by_dataset.setdefault(key.dataset, {})[key] = acc
+    for group in by_dataset.values():
+        reps = bootstrap_task_sums(
+            {key: acc.tasks for key, acc in group.items()},
+            functools.partial(_task_sums, group),
+            settings,
+            paired=paired,
+        )
+        for key, acc in group.items():
+            m = acc.metrics()
+            ivs = intervals(reps[key], m.recovered, m.RR_eligible, settings.level)
+            results[key] = ConditionResult(key, m, ivs, reps[key])
+    return [results[key] for key in accs]
 
 
 def _pair(interval: Interval) -> list[float] | None:

@@ -1,0 +1,47 @@
+"""``prefixexec convert``: write any adapter's input as a Parquet outcome table (PARQUET-CONVERT)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from prefixexec.adapters import parquet
+from prefixexec.cli import adapter_options, add_adapter_options
+from prefixexec.engine import checked_batches
+
+NAME = "convert"
+
+
+def _rows(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1: {text}")
+    return value
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        NAME,
+        help="write rollouts read by any adapter as a Parquet outcome table (one row per rollout)",
+        description="Read FILE... with --adapter (checked as 'score' checks it) and write one row per "
+        "rollout (dataset, model, method, task_id, trial, T, fed, label, success) to a Parquet file. "
+        "JSONL records and Parquet input are streamed; rows keep the order of the input.",
+    )
+    parser.add_argument("files", nargs="+", metavar="FILE", help="input files ('-' for stdin)")
+    add_adapter_options(parser)
+    parser.add_argument("--output", required=True, metavar="PATH", help="the Parquet file to write")
+    parser.add_argument(
+        "--row-group-rows",
+        type=_rows,
+        default=parquet.ROW_GROUP_ROWS,
+        metavar="N",
+        help="rows per row group, the unit of work of 'score --engine dask' "
+        f"(default {parquet.ROW_GROUP_ROWS})",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    batches = checked_batches(args.adapter, args.files, adapter_options(args))
+    rows = parquet.write(batches, args.output, args.row_group_rows)
+    sys.stderr.write(f"prefixexec: wrote {rows} rollouts to {args.output}\n")
+    return 0
