@@ -33,6 +33,8 @@ class AdapterOptions:
     scorer: str | None = None
     #: chat transcripts: a regex that marks a tool result as an error.
     error_pattern: str | None = None
+    #: ToolSandbox: ``"category"`` splits the dataset by scenario category.
+    by: str | None = None
     extra: Mapping[str, object] = attrs.field(factory=dict)
 
 
@@ -45,6 +47,8 @@ class AdapterInfo:
     read: Callable[[Sequence[str], AdapterOptions], list[Rollout]]
     #: ``prefixexec audit``: ``audit(paths, options)``; ``None``: a module function ``audit``, if any.
     audit: Callable[[Sequence[str], AdapterOptions], AuditReport] | None = None
+    #: The benchmark package whose code or data the adapter runs; its version enters the signature.
+    backend: str | None = None
 
 
 ADAPTERS: dict[str, AdapterInfo] = {
@@ -81,6 +85,7 @@ ADAPTERS: dict[str, AdapterInfo] = {
         "bfcl",
         "BFCL multi-turn result files (BFCL_v<N>_multi_turn_<category>_result.json), replayed on bfcl-eval",
         lambda paths, options: bfcl.read(paths, options),
+        backend="bfcl-eval",
     ),
     "parquet": AdapterInfo(
         "parquet",

@@ -13,3 +13,7 @@ class InputError(Exception):
         super().__init__(f"{where}: {what}")
         self.where = where
         self.what = what
+
+    def __reduce__(self) -> tuple[type[InputError], tuple[str, str]]:
+        """Pickle with both arguments (workers of a Dask cluster send errors back)."""
+        return (InputError, (self.where, self.what))

@@ -641,7 +641,8 @@ def read(paths: Sequence[str], options: AdapterOptions) -> list[Rollout]:
     """Read ToolSandbox run directories into rollouts (dataset ``toolsandbox``).
 
     ``options`` is an :class:`~prefixexec.adapters.AdapterOptions`: ``model`` (default: the agent
-    named in the run directory), ``method`` (default ``"default"``) and ``threshold`` (default 1.0).
+    named in the run directory), ``method`` (default ``"default"``), ``threshold`` (default 1.0) and
+    ``by`` (``"category"``: :func:`split_by_category`, the ``--by category`` option).
     A scenario that appears in several runs of the same model and method is counted as trials
     0, 1, ... in the order the runs are given (TSB-DATASET).
     """
@@ -659,7 +660,7 @@ def read(paths: Sequence[str], options: AdapterOptions) -> list[Rollout]:
             rollouts.append(to_rollout(run, key, trial, threshold, directory))
     if not rollouts:
         raise InputError(", ".join(paths) or "<no input>", "no scenarios found")
-    return rollouts
+    return split_by_category(rollouts) if options.by == "category" else rollouts
 
 
 # ---------------------------------------------------------------------------------------------

@@ -96,12 +96,16 @@ def task_sums(cohort: Cohort, tasks: Sequence[str]) -> TaskSums:
     L = math.lcm(*(int(t) for t in np.unique(T)))
     K = int(T.max())
     k = np.arange(1, K + 1, dtype=np.int64)
+    # Every per-task sum is at most N x L: int64 while that fits, Python integers beyond (the
+    # lcm of horizons 1..43 already exceeds 2^63).
+    dtype: type[np.int64] | type[object] = np.int64 if L * cohort.N < 2**62 else object
+    scale = np.array([L // int(t) for t in T.tolist()], dtype=dtype)
     per_rollout = np.column_stack(
         [
             np.ones(cohort.N, dtype=np.int64),  # count
             (fed == T + 1).astype(np.int64),  # fully executable
-            (fed - 1) * (L // T),  # AUC numerator x L
-            np.full(cohort.N, L, dtype=np.int64),  # AUC denominator: count x L
+            (fed - 1).astype(dtype) * scale,  # AUC numerator x L
+            np.full(cohort.N, L, dtype=dtype),  # AUC denominator: count x L
             fed,  # FED
             Y.astype(np.int64),  # success
             (fed <= T).astype(np.int64),  # RR-eligible
@@ -110,7 +114,7 @@ def task_sums(cohort: Cohort, tasks: Sequence[str]) -> TaskSums:
             (T[:, None] >= k[None, :]).astype(np.int64),  # eligible at k
         ]
     )
-    X = np.zeros((len(tasks), per_rollout.shape[1]), dtype=np.int64)
+    X = np.zeros((len(tasks), per_rollout.shape[1]), dtype=per_rollout.dtype)
     np.add.at(X, row, per_rollout)
     columns = (
         "count",
@@ -310,7 +314,8 @@ def intervals(reps: Replicates, recovered: int, eligible: int, level: float) -> 
 def missing_tasks(cohorts: Mapping[K, Cohort]) -> dict[K, tuple[str, ...]]:
     """BOOT-PAIRED: for each condition, the dataset's task ids it lacks (empty when paired)."""
     union = sorted({t for c in cohorts.values() for t in c.task})
-    return {key: tuple(t for t in union if t not in set(c.task)) for key, c in cohorts.items()}
+    present = {key: set(c.task) for key, c in cohorts.items()}
+    return {key: tuple(t for t in union if t not in present[key]) for key in cohorts}
 
 
 def bootstrap_dataset(

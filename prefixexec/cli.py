@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib
+import importlib.metadata
 import os
 import pkgutil
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Protocol, cast
 
 from prefixexec._version import __version__
 from prefixexec.adapters import ADAPTERS, AdapterOptions, InputError
@@ -19,8 +21,8 @@ from prefixexec.kernel.accumulator import AccumulatorSet
 from prefixexec.kernel.bootstrap import BootstrapSettings
 
 from .engine import accumulate_dask, accumulate_input
-from .inference import ConditionResult, ci_json, compare, evaluate, evaluate_accumulators, table_intervals
-from .scoring import condition_json, dumps, format_comparisons, format_table
+from .inference import compare, evaluate_accumulators, score_document, table_intervals
+from .scoring import dumps, format_comparisons, format_table
 from .signature import Signature
 
 EXIT_OK = 0
@@ -75,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_bootstrap_options(compare, allow_unpaired=False)
     compare.add_argument("--json", action="store_true", help="print JSON instead of the table")
     compare.add_argument("--output", metavar="PATH", help="write the output to PATH instead of stdout")
+    add_engine_options(compare)
 
     sub.add_parser("adapters", help="list the adapters and what each reads")
     for command in _plugin_commands():
@@ -93,6 +96,11 @@ def add_adapter_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threshold", type=float, help="ToolSandbox/inspect: success threshold")
     parser.add_argument("--scorer", help="inspect: the scorer whose value is the success Y")
     parser.add_argument("--error-pattern", help="chat: regex marking a tool result as an error")
+    parser.add_argument(
+        "--by",
+        choices=("category",),
+        help="ToolSandbox: one dataset per scenario category (toolsandbox/<CATEGORY>)",
+    )
 
 
 def _positive_int(text: str) -> int:
@@ -163,11 +171,37 @@ def signature_of(args: argparse.Namespace) -> Signature:
     """The signature of the settings on the command line."""
     return Signature(
         adapter=args.adapter,
+        adapter_options=signature_options(args),
         bootstrap=args.bootstrap,
         seed=args.seed,
         level=args.level,
         paired=not getattr(args, "unpaired", False),
     )
+
+
+def signature_options(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
+    """The adapter settings that can change the numbers, for the signature (OUT-SIGNATURE)."""
+    found: list[tuple[str, str]] = []
+    backend = ADAPTERS[args.adapter].backend
+    if backend is not None:
+        found.append((backend, installed_version(backend)))
+    for name in ("category", "threshold", "scorer", "by"):
+        value = getattr(args, name, None)
+        if value is not None:
+            found.append((name, f"{value:g}" if isinstance(value, float) else str(value)))
+    pattern = getattr(args, "error_pattern", None)
+    if pattern is not None:
+        digest = hashlib.sha256(pattern.encode("utf-8")).hexdigest()[:12]
+        found.append(("error-pattern", f"sha256:{digest}"))
+    return tuple(found)
+
+
+def installed_version(distribution: str) -> str:
+    """The installed version of a distribution, or ``missing``."""
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return "missing"
 
 
 def settings_of(args: argparse.Namespace) -> BootstrapSettings | None:
@@ -179,6 +213,8 @@ def settings_of(args: argparse.Namespace) -> BootstrapSettings | None:
 
 def adapter_options(args: argparse.Namespace) -> AdapterOptions:
     """The adapter options given on the command line."""
+    if args.by is not None and args.adapter != "toolsandbox":
+        raise InputError("--by", f"only the toolsandbox adapter splits by {args.by}, not {args.adapter!r}")
     return AdapterOptions(
         model=args.model,
         method=args.method,
@@ -186,23 +222,13 @@ def adapter_options(args: argparse.Namespace) -> AdapterOptions:
         threshold=args.threshold,
         scorer=args.scorer,
         error_pattern=args.error_pattern,
+        by=args.by,
     )
 
 
 def read_input(args: argparse.Namespace) -> list[Rollout]:
     """Read every input file with the chosen adapter (all validated before scoring)."""
     return ADAPTERS[args.adapter].read(args.files, adapter_options(args))
-
-
-def score_document(results: Sequence[ConditionResult], signature: Signature) -> dict[str, Any]:
-    """The ``score --json`` document (OUT-JSON, OUT-CI)."""
-    conditions = []
-    for r in results:
-        cond = condition_json(r.key, r.metrics)
-        if r.intervals is not None:
-            cond["ci"], cond["ci_dropped"] = ci_json(r.intervals)
-        conditions.append(cond)
-    return {"signature": str(signature), "conditions": conditions}
 
 
 def _write(text: str, output: str | None) -> None:
@@ -217,6 +243,10 @@ def _write(text: str, output: str | None) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
+        # mkstemp creates the file with mode 0600; give it the usual mode (0666 less the umask).
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -237,9 +267,9 @@ def _score(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    rollouts = read_input(args)
+    accumulators = read_accumulators(args)
     signature = signature_of(args)
-    results = evaluate(rollouts, settings_of(args), paired=True)
+    results = evaluate_accumulators(accumulators, settings_of(args), paired=True)
     comparisons, skipped = compare(results, args.baseline, args.level)
     if args.json:
         text = dumps({"signature": str(signature), "comparisons": comparisons, "skipped": skipped})

@@ -38,7 +38,7 @@ from prefixexec.kernel.bootstrap import (
     missing_tasks,
 )
 
-from .scoring import approx, exact
+from .scoring import approx, condition_json, exact
 
 Interval = tuple[float, float] | None
 
@@ -275,3 +275,14 @@ def _comparison(
         entry["ci"] = ci
         entry["ci_dropped"] = dropped
     return entry
+
+
+def score_document(results: Sequence[ConditionResult], signature: object) -> dict[str, Any]:
+    """The ``score --json`` document (OUT-JSON, OUT-CI): the signature and one object per condition."""
+    conditions = []
+    for r in results:
+        cond = condition_json(r.key, r.metrics)
+        if r.intervals is not None:
+            cond["ci"], cond["ci_dropped"] = ci_json(r.intervals)
+        conditions.append(cond)
+    return {"signature": str(signature), "conditions": conditions}

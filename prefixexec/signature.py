@@ -23,9 +23,14 @@ class Signature:
     seed: int = 0
     level: float = 0.95
     paired: bool = True
+    #: Adapter settings that change the numbers (benchmark package version, thresholds, ...).
+    adapter_options: tuple[tuple[str, str], ...] = attrs.field(default=(), kw_only=True)
 
     def __str__(self) -> str:
-        parts = [f"prefixexec:{__version__}", f"spec:{SPEC_VERSION}", f"adapter:{self.adapter}"]
+        adapter = self.adapter
+        if self.adapter_options:
+            adapter += "[" + ",".join(f"{k}={v}" for k, v in self.adapter_options) + "]"
+        parts = [f"prefixexec:{__version__}", f"spec:{SPEC_VERSION}", f"adapter:{adapter}"]
         if self.bootstrap > 0:
             parts += [
                 f"boot:{self.bootstrap}",

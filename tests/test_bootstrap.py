@@ -274,3 +274,32 @@ def test_bootstrap_off_and_bad_options(tmp_path: Path, capsys: pytest.CaptureFix
             main(["score", *bad, path])
         assert exc.value.code == 2
     capsys.readouterr()
+
+
+@pytest.mark.spec("BOOT-REPLICATE")
+def test_long_horizons_use_exact_integers() -> None:
+    # Horizons 1..49: their lcm (about 3e21) exceeds int64, so the sums switch to Python integers;
+    # the replicates must still equal the brute-force Fractions rounded once.
+    items = [(Outcome(t, 1 + (t * 7) % (t + 1)), t % 2 == 0) for t in range(1, 50)]
+    c = cohort_of(items, [f"task{i % 7}" for i in range(len(items))])
+    tasks = sorted(set(c.task))
+    B = 30
+    reps = bootstrap_dataset({"c": c}, BootstrapSettings(B=B, seed=9))["c"]
+    idx = np.random.default_rng(9).integers(0, len(tasks), size=(B, len(tasks)))
+    expected = [naive_replicate(c, tasks, idx[b], "AUC_PEC") for b in range(B)]
+    assert [float(v) for v in reps.scalars["AUC_PEC"]] == expected
+
+
+@pytest.mark.spec("REC-ERRORS")
+def test_input_error_survives_pickling() -> None:
+    # Dask workers send errors back pickled: the place and the fault must survive.
+    import pickle
+
+    from prefixexec.adapters import InputError
+
+    error = pickle.loads(pickle.dumps(InputError("runs.jsonl:3", "not valid JSON")))
+    assert (str(error), error.where, error.what) == (
+        "runs.jsonl:3: not valid JSON",
+        "runs.jsonl:3",
+        "not valid JSON",
+    )

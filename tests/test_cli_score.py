@@ -254,3 +254,88 @@ def test_condition_json_has_no_float_only_values() -> None:
     cond = condition_json(ConditionKey("d", "m", "x"), m)
     floats = {k for k, v in cond.items() if isinstance(v, float)}
     assert floats <= set(cond["exact"])
+
+
+TOOLSANDBOX_RUN = (
+    REPO
+    / "tests"
+    / "data"
+    / "toolsandbox"
+    / "agent_gpt-4o-2024-05-13_user_gpt-4o-2024-05-13_12_02_2026_10_00_00"
+)
+
+
+@pytest.mark.spec("OUT-SIGNATURE")
+def test_signature_pins_adapter_settings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import hashlib
+    import importlib.metadata
+
+    assert main(["score", "--json", "--bootstrap", "0", "--adapter", "toolsandbox", "--threshold", "0.5",
+                 str(TOOLSANDBOX_RUN)]) == 0  # fmt: skip
+    assert (
+        json.loads(capsys.readouterr().out)["signature"].split("|")[2] == "adapter:toolsandbox[threshold=0.5]"
+    )
+    chat = REPO / "tests" / "data" / "chat" / "transcripts.jsonl"
+    assert (
+        main(
+            [
+                "score",
+                "--json",
+                "--bootstrap",
+                "0",
+                "--adapter",
+                "chat",
+                "--error-pattern",
+                "^Err|x",
+                str(chat),
+            ]
+        )
+        == 0
+    )
+    digest = hashlib.sha256(b"^Err|x").hexdigest()[:12]
+    sig = json.loads(capsys.readouterr().out)["signature"]
+    assert f"adapter:chat[error-pattern=sha256:{digest}]" in sig.split("|")
+    version = importlib.metadata.version("bfcl-eval")
+    from prefixexec.cli import build_parser, signature_of
+
+    args = build_parser().parse_args(["score", "--adapter", "bfcl", "--category", "multi_turn_base", "f"])
+    assert (
+        str(signature_of(args)).split("|")[2] == f"adapter:bfcl[bfcl-eval={version},category=multi_turn_base]"
+    )
+
+
+@pytest.mark.spec("OUT-SIGNATURE", "REC-ERRORS")
+def test_by_category_only_for_toolsandbox(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(["score", "--json", "--bootstrap", "0", "--by", "category", str(EXAMPLE)], capsys)
+    assert code == 2 and out == "" and "--by: only the toolsandbox adapter splits by category" in err
+    code, out, _ = run(
+        [
+            "score",
+            "--json",
+            "--bootstrap",
+            "0",
+            "--adapter",
+            "toolsandbox",
+            "--by",
+            "category",
+            str(TOOLSANDBOX_RUN),
+        ],
+        capsys,
+    )
+    doc = json.loads(out)
+    assert code == 0 and doc["signature"].split("|")[2] == "adapter:toolsandbox[by=category]"
+    datasets = {c["dataset"] for c in doc["conditions"]}
+    assert len(datasets) > 1 and all(d.startswith("toolsandbox/") for d in datasets)
+
+
+@pytest.mark.spec("REC-ERRORS")
+def test_output_file_has_the_usual_mode(tmp_path: Path) -> None:
+    import os
+
+    umask = os.umask(0o022)
+    try:
+        target = tmp_path / "out.json"
+        assert main(["score", "--json", "--bootstrap", "0", "--output", str(target), str(EXAMPLE)]) == 0
+        assert target.stat().st_mode & 0o777 == 0o644
+    finally:
+        os.umask(umask)

@@ -199,7 +199,12 @@ def test_rollouts_file_reproduces_the_numbers(
     scored = json.loads(capsys.readouterr().out)
     for mine, theirs in zip(summary["conditions"], scored["conditions"], strict=True):
         assert {k: mine[k] for k in theirs} == theirs
-    assert summary["signature"] == scored["signature"].replace("adapter:records", "adapter:bfcl-demo")
+    import importlib.metadata
+
+    version = importlib.metadata.version("bfcl-eval")
+    assert summary["signature"] == scored["signature"].replace(
+        "adapter:records", f"adapter:bfcl-demo[bfcl-eval={version}]"
+    )
 
 
 @pytest.mark.spec("REP-DEMO")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from prefixexec.cli import add_bootstrap_options, settings_of
+from prefixexec.cli import add_bootstrap_options, installed_version, settings_of
 from prefixexec.commands.report import add_report_options
 from prefixexec.signature import Signature
 
@@ -49,7 +49,14 @@ def run(args: argparse.Namespace) -> int:
     rollouts = [d.rollout for d in replayed]
     settings = settings_of(args)
     results = evaluate_by_dataset(rollouts, settings, paired=True, progress=progress)
-    signature = Signature(ADAPTER, args.bootstrap, args.seed, args.level, paired=True)
+    signature = Signature(
+        ADAPTER,
+        args.bootstrap,
+        args.seed,
+        args.level,
+        paired=True,
+        adapter_options=(("bfcl-eval", installed_version("bfcl-eval")),),
+    )
     options = ReportOptions(
         checkpoints=args.checkpoints,
         max_depth=args.max_depth,

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
-from prefixexec.cli import score_document
+from prefixexec.inference import score_document
 from prefixexec.kernel import LABEL_KEYS
 from prefixexec.signature import SPEC_VERSION, Signature
 
