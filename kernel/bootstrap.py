@@ -71,7 +71,7 @@ def resample_counts(n_tasks: int, B: int, seed: int) -> IntArray:
     index = np.random.default_rng(seed).integers(0, n_tasks, size=(B, n_tasks))
     offsets = index + (np.arange(B, dtype=np.int64) * n_tasks)[:, None]
     counts = np.bincount(offsets.reshape(-1), minlength=B * n_tasks).reshape(B, n_tasks)
-    return counts.astype(np.int64)
+    return counts.astype(np.int64, copy=False)
 
 
 @attrs.frozen(slots=True)
@@ -132,16 +132,18 @@ def task_sums(cohort: Cohort, tasks: Sequence[str]) -> TaskSums:
 
 
 def weighted_sums(W: IntArray, X: IntArray) -> npt.NDArray[np.float64] | npt.NDArray[np.object_]:
-    """W @ X exactly: float64 (BLAS) when every sum is below 2^53, else Python integers.
+    """(W @ X) transposed, exactly: row s holds column s of X summed under every resample.
 
-    W's rows sum to the number of tasks drawn, so ``rows x max |X|`` bounds every sum; below
-    2^53 every partial sum of integers is exact in float64, whatever the summation order.
+    float64 (BLAS) when every sum is below 2^53, else Python integers. W's rows sum to the number
+    of tasks drawn, so ``tasks x max |X|`` bounds every sum; below 2^53 every partial sum of
+    integers is exact in float64, whatever the summation order. The result is laid out as
+    (columns x B) so that each metric's B replicates are contiguous.
     """
     bound = int(W.shape[1]) * int(np.abs(X).max(initial=0))
     if bound < _EXACT_FLOAT_LIMIT:
-        result: npt.NDArray[np.float64] = W.astype(np.float64) @ X.astype(np.float64)
+        result: npt.NDArray[np.float64] = X.T.astype(np.float64) @ W.T.astype(np.float64)
         return result
-    exact: npt.NDArray[np.object_] = W.astype(object) @ X.astype(object)
+    exact: npt.NDArray[np.object_] = X.T.astype(object) @ W.T.astype(object)
     return exact
 
 
@@ -161,7 +163,10 @@ def _ratio(num: npt.NDArray[Any], den: npt.NDArray[Any]) -> FloatArray:
 
 @attrs.frozen(slots=True)
 class Replicates:
-    """Bootstrap replicates of one condition: metric -> array of B values (NaN = left out)."""
+    """Bootstrap replicates of one condition: metric -> array of B values (NaN = left out).
+
+    ``PEC`` and ``PEC_elig`` are (B x K): column k-1 holds the replicates of depth k.
+    """
 
     scalars: Mapping[str, FloatArray]
     PEC: FloatArray
@@ -174,22 +179,23 @@ def replicates(W: IntArray, sums: TaskSums) -> Replicates:
 
 
 def _replicates_from(Z: npt.NDArray[Any], sums: TaskSums) -> Replicates:
+    """Replicates from the weighted sums ``Z`` (columns x B, as :func:`weighted_sums` lays out)."""
     col = {name: i for i, name in enumerate(sums.columns)}
-    count = Z[:, col["count"]]
+    count = Z[col["count"]]
     K = sums.K
-    surv = Z[:, col["surv1"] : col["surv1"] + K]
-    nk = Z[:, col["nk1"] : col["nk1"] + K]
+    surv = Z[col["surv1"] : col["surv1"] + K]
+    nk = Z[col["nk1"] : col["nk1"] + K]
     scalars = {
-        "TER": _ratio(Z[:, col["executable"]], count),
-        "AUC_PEC": _ratio(Z[:, col["auc_num"]], Z[:, col["auc_den"]]),
-        "mean_FED": _ratio(Z[:, col["fed"]], count),
-        "success": _ratio(Z[:, col["success"]], count),
-        "RR": _ratio(Z[:, col["recovered"]], Z[:, col["eligible"]]),
+        "TER": _ratio(Z[col["executable"]], count),
+        "AUC_PEC": _ratio(Z[col["auc_num"]], Z[col["auc_den"]]),
+        "mean_FED": _ratio(Z[col["fed"]], count),
+        "success": _ratio(Z[col["success"]], count),
+        "RR": _ratio(Z[col["recovered"]], Z[col["eligible"]]),
     }
     return Replicates(
         scalars=scalars,
-        PEC=_ratio(surv, np.repeat(count[:, None], K, axis=1)),
-        PEC_elig=_ratio(surv, nk),
+        PEC=_ratio(surv, np.broadcast_to(count, surv.shape)).T,
+        PEC_elig=_ratio(surv, nk).T,
     )
 
 
@@ -226,27 +232,36 @@ def percentile_interval(values: FloatArray, level: float) -> tuple[float, float]
 
 
 def percentile_intervals(R: FloatArray, level: float) -> list[tuple[float, float] | None]:
-    """:func:`percentile_interval` of every column of ``R`` (B x C), NaN = left out.
+    """:func:`percentile_interval` of every column of ``R`` (B x C), NaN = left out."""
+    return percentile_intervals_rows(np.ascontiguousarray(R.T), level)
 
-    Columns without NaN share one partial sort (``numpy.partition`` at the needed order
-    statistics, which places exactly the values a full sort would put there).
+
+def percentile_intervals_rows(
+    rows: FloatArray, level: float, nan: npt.NDArray[np.bool_] | None = None
+) -> list[tuple[float, float] | None]:
+    """:func:`percentile_interval` of every row of ``rows`` (C x B), NaN = left out.
+
+    Rows without NaN are sorted in one call. ``nan`` may pass
+    ``numpy.isnan(rows)`` when the caller has it already.
     """
-    out: list[tuple[float, float] | None] = [None] * R.shape[1]
-    nan_columns = np.isnan(R).any(axis=0)
-    full = np.flatnonzero(~nan_columns)
+    out: list[tuple[float, float] | None] = [None] * rows.shape[0]
+    nan_rows = (np.isnan(rows) if nan is None else nan).any(axis=1)
     lo_p, hi_p = _levels(level)
-    if full.shape[0] > 0:
-        n = R.shape[0]
+    if not nan_rows.all():
+        n = rows.shape[1]
         j_lo, jp1_lo, g_lo = _linear_positions(n, lo_p)
         j_hi, jp1_hi, g_hi = _linear_positions(n, hi_p)
-        # Partition rows of a contiguous (C x B) copy: much faster than strided columns.
-        part = np.partition(np.ascontiguousarray(R[:, full].T), sorted({j_lo, jp1_lo, j_hi, jp1_hi}), axis=1)
-        lows = (1 - g_lo) * part[:, j_lo] + g_lo * part[:, jp1_lo]
-        highs = (1 - g_hi) * part[:, j_hi] + g_hi * part[:, jp1_hi]
+        full = np.flatnonzero(~nan_rows)
+        block = rows if full.shape[0] == rows.shape[0] else rows[full]
+        # A full row sort: numpy's vectorised float sort is faster here than partial selection
+        # (numpy.partition) at the four positions, measured 3x on this machine.
+        ordered = np.sort(block, axis=1)
+        lows = (1 - g_lo) * ordered[:, j_lo] + g_lo * ordered[:, jp1_lo]
+        highs = (1 - g_hi) * ordered[:, j_hi] + g_hi * ordered[:, jp1_hi]
         for i, c in enumerate(full.tolist()):
             out[c] = (float(lows[i]), float(highs[i]))
-    for c in np.flatnonzero(nan_columns).tolist():
-        y = np.sort(R[~np.isnan(R[:, c]), c])
+    for c in np.flatnonzero(nan_rows).tolist():
+        y = np.sort(rows[c][~np.isnan(rows[c])])
         if y.shape[0] == 0:
             continue
         bounds = []
@@ -297,9 +312,11 @@ def intervals(reps: Replicates, recovered: int, eligible: int, level: float) -> 
     """Percentile intervals of every replicate distribution, plus RR's Wilson interval."""
     names = list(reps.scalars)
     K = reps.PEC.shape[1]
-    R = np.column_stack([*(reps.scalars[n] for n in names), reps.PEC, reps.PEC_elig])
-    found = percentile_intervals(R, level)
-    dropped = np.count_nonzero(np.isnan(R), axis=0)
+    # One (metrics x B) block; PEC.T and PEC_elig.T are contiguous (K x B) as replicates lays them out.
+    rows = np.concatenate([np.stack([reps.scalars[n] for n in names]), reps.PEC.T, reps.PEC_elig.T])
+    nan = np.isnan(rows)
+    found = percentile_intervals_rows(rows, level, nan)
+    dropped = np.count_nonzero(nan, axis=1)
     s = len(names)
     return Intervals(
         scalars=dict(zip(names, found[:s], strict=True)),
@@ -351,12 +368,12 @@ def bootstrap_task_sums(
         W = resample_counts(len(tasks), settings.B, settings.seed)
         all_sums = {key: sums_of(key, tasks) for key in task_ids}
         # One product for the whole dataset: the conditions' columns side by side.
-        Z = weighted_sums(W, np.concatenate([s.X for s in all_sums.values()], axis=1))
+        Z = weighted_sums(W, np.concatenate([s.X for s in all_sums.values()], axis=1))  # (columns x B)
         out_paired: dict[K, Replicates] = {}
         start = 0
         for key, sums in all_sums.items():
             width = sums.X.shape[1]
-            out_paired[key] = _replicates_from(Z[:, start : start + width], sums)
+            out_paired[key] = _replicates_from(Z[start : start + width], sums)
             start += width
         return out_paired
     out: dict[K, Replicates] = {}
