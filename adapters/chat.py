@@ -39,7 +39,7 @@ from .audit import (
     seed_of,
 )
 from .errors import InputError
-from .records import open_lines, parse_json_line
+from .records import json_lines, parse_json_line
 
 if TYPE_CHECKING:
     from . import AdapterOptions
@@ -459,15 +459,7 @@ def read(paths: Sequence[str], options: AdapterOptions) -> list[Rollout]:
     seen: dict[tuple[ConditionKey, str, int], str] = {}
     rollouts: list[Rollout] = []
     for path in paths:
-        name = "<stdin>" if path == STDIN else path
-        for number, line in open_lines(path):
-            where = f"{name}:{number}"
-            if not line.strip():
-                continue
-            try:
-                record = parse_json_line(line)
-            except ValueError as exc:
-                raise InputError(where, f"not valid JSON: {exc}") from None
+        for where, record in json_lines(path):
             rollout = line_rollout(record, where, options, pattern)
             key = (rollout.condition, rollout.task_id, rollout.trial)
             if key in seen:
@@ -507,15 +499,7 @@ def _audit_items(
     pattern = error_pattern(options.error_pattern)
     items: list[tuple[str, ChatTask, tuple[Action, ...]]] = []
     for path in paths:
-        name = "<stdin>" if path == STDIN else path
-        for number, line in open_lines(path):
-            where = f"{name}:{number}"
-            if not line.strip():
-                continue
-            try:
-                record = parse_json_line(line)
-            except ValueError as exc:
-                raise InputError(where, f"not valid JSON: {exc}") from None
+        for where, record in json_lines(path):
             rollout = line_rollout(record, where, options, pattern)
             tools = read_tools(record["tools"], where)
             calls = tuple(read_calls(record["messages"], where))

@@ -204,18 +204,27 @@ def open_lines(path: str) -> Iterator[tuple[int, str]]:
         raise InputError(path, "permission denied") from None
 
 
-def iter_file(path: str) -> Iterator[tuple[str, Rollout]]:
-    """Yield ``("FILE:LINE", rollout)`` for every record of one JSONL file, validating each."""
-    validator = _validator()
+def json_lines(path: str) -> Iterator[tuple[str, Any]]:
+    """``("FILE:LINE", document)`` for every non-blank line of a JSONL file (``-``: stdin).
+
+    Each line is parsed strictly (:func:`parse_json_line`); a line that is not JSON is an
+    InputError naming the file and line.
+    """
     name = "<stdin>" if path == STDIN else path
     for number, line in open_lines(path):
         where = f"{name}:{number}"
         if not line.strip():
             continue
         try:
-            record = parse_json_line(line)
+            yield where, parse_json_line(line)
         except ValueError as exc:
             raise InputError(where, f"not valid JSON: {exc}") from None
+
+
+def iter_file(path: str) -> Iterator[tuple[str, Rollout]]:
+    """Yield ``("FILE:LINE", rollout)`` for every record of one JSONL file, validating each."""
+    validator = _validator()
+    for where, record in json_lines(path):
         if not isinstance(record, dict):
             raise InputError(where, f"expected a JSON object, got {type(record).__name__}")
         if "actions" in record and "outcome" in record:
