@@ -20,6 +20,7 @@ import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -61,8 +62,8 @@ _RATIONAL = re.compile(r"^-?\d+(?:/\d+)?$")
 
 
 def default_vectors_dir() -> Path:
-    """``spec/vectors`` of the source tree this package runs from."""
-    return Path(__file__).resolve().parent.parent / "spec" / "vectors"
+    """The vectors shipped with the package (``spec/vectors``, installed as ``prefixexec.vectors``)."""
+    return Path(str(resources.files("prefixexec.vectors")))
 
 
 @attrs.frozen(slots=True)

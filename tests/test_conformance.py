@@ -458,3 +458,14 @@ def test_input_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     bad.write_text("{", encoding="utf-8")
     code, out, err = run(["conformance", "--command", OURS, "--vectors", str(bad)], capsys)
     assert (code, out) == (2, "") and f"{bad}: not valid JSON" in err
+
+
+@pytest.mark.spec("CONF-RUN", "CONF-VECTORS")
+def test_vectors_are_shipped_as_package_data() -> None:
+    # The default folder comes from the installed package (prefixexec.vectors), so a wheel install
+    # finds the vectors without the source tree; in this checkout it is spec/vectors itself.
+    from prefixexec.conformance import default_vectors_dir
+
+    shipped = sorted(p.name for p in default_vectors_dir().glob("*.json"))
+    in_spec = sorted(p.name for p in (REPO / "spec" / "vectors").glob("*.json"))
+    assert shipped == in_spec and len(shipped) == 313

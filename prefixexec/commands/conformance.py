@@ -61,7 +61,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--vectors",
         action="append",
         metavar="PATH",
-        help="a vector file or folder (repeatable; default: spec/vectors of this source tree)",
+        help="a vector file or folder (repeatable; default: the vectors shipped in the package)",
     )
     p.add_argument(
         "--only", action="append", default=[], metavar="GLOB", help="only vector ids matching GLOB"
