@@ -1,14 +1,16 @@
 """prefixexec: the reference scorer for prefix executability of tool-using agents.
 
 The public API re-exports the kernel (equations and replay), the adapters registry and the
-record reader; see README.md and spec/SPEC.md.
+record reader; see README.md and spec/SPEC.md. The adapters are loaded on first use of
+``ADAPTERS``, ``InputError`` or ``read_records``, so that ``import prefixexec.kernel`` (the
+minimal kernel: numpy and attrs) does not load them.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from prefixexec._version import __version__
-from prefixexec.adapters import ADAPTERS, InputError
-from prefixexec.adapters.records import read_records
 from prefixexec.kernel import (
     LABEL_KEYS,
     LABEL_ORDER,
@@ -49,6 +51,24 @@ from prefixexec.kernel import (
     success,
     ter,
 )
+
+if TYPE_CHECKING:
+    from prefixexec.adapters import ADAPTERS, InputError
+    from prefixexec.adapters.records import read_records
+
+
+def __getattr__(name: str) -> Any:
+    """The adapter-side names, imported when first asked for (PEP 562)."""
+    if name in ("ADAPTERS", "InputError"):
+        import prefixexec.adapters as adapters
+
+        return getattr(adapters, name)
+    if name == "read_records":
+        from prefixexec.adapters.records import read_records
+
+        return read_records
+    raise AttributeError(f"module 'prefixexec' has no attribute {name!r}")
+
 
 __all__ = [
     "ADAPTERS",
