@@ -39,7 +39,7 @@ from .audit import (
     seed_of,
 )
 from .errors import InputError
-from .records import json_lines, parse_json_line
+from .records import json_lines, parse_json_line, unique_rollouts
 
 if TYPE_CHECKING:
     from . import AdapterOptions
@@ -456,21 +456,17 @@ def error_pattern(text: str | None) -> re.Pattern[str] | None:
 def read(paths: Sequence[str], options: AdapterOptions) -> list[Rollout]:
     """Read chat-transcript JSONL files; ``(dataset, model, method, task_id, trial)`` must be unique."""
     pattern = error_pattern(options.error_pattern)
-    seen: dict[tuple[ConditionKey, str, int], str] = {}
-    rollouts: list[Rollout] = []
-    for path in paths:
-        for where, record in json_lines(path):
-            rollout = line_rollout(record, where, options, pattern)
-            key = (rollout.condition, rollout.task_id, rollout.trial)
-            if key in seen:
-                raise InputError(
-                    where, f"repeats task {rollout.task_id!r} trial {rollout.trial} of {seen[key]}"
-                )
-            seen[key] = where
-            rollouts.append(rollout)
-    if not rollouts:
-        raise InputError(", ".join(paths) or "<no input>", "no transcripts found")
-    return rollouts
+    located = (
+        (where, line_rollout(record, where, options, pattern))
+        for path in paths
+        for where, record in json_lines(path)
+    )
+    return unique_rollouts(
+        paths,
+        located,
+        lambda r, first: f"repeats task {r.task_id!r} trial {r.trial} of {first}",
+        "no transcripts found",
+    )
 
 
 __all__ = [

@@ -39,6 +39,7 @@ from .audit import (
     seed_of,
 )
 from .errors import InputError
+from .records import unique_rollouts
 
 if TYPE_CHECKING:
     from . import AdapterOptions
@@ -605,20 +606,12 @@ def _first_score(sample: Any) -> str | None:
 
 def read(paths: Sequence[str], options: AdapterOptions) -> list[Rollout]:
     """Read inspect logs into rollouts; the key (condition, sample id, epoch) must be unique."""
-    seen: dict[tuple[ConditionKey, str, int], str] = {}
-    rollouts: list[Rollout] = []
-    for path in paths:
-        for where, rollout in read_log(path, options):
-            key = (rollout.condition, rollout.task_id, rollout.trial)
-            if key in seen:
-                raise InputError(
-                    where, f"repeats sample {rollout.task_id!r} epoch {rollout.trial} of {seen[key]}"
-                )
-            seen[key] = where
-            rollouts.append(rollout)
-    if not rollouts:
-        raise InputError(", ".join(paths) or "<no input>", "no samples found")
-    return rollouts
+    return unique_rollouts(
+        paths,
+        (item for path in paths for item in read_log(path, options)),
+        lambda r, first: f"repeats sample {r.task_id!r} epoch {r.trial} of {first}",
+        "no samples found",
+    )
 
 
 __all__ = [

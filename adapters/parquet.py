@@ -30,6 +30,7 @@ from prefixexec.kernel.accumulator import NO_LABEL, RolloutArrays
 from prefixexec.kernel.actions import LABEL_ORDER, parse_label
 
 from .errors import InputError
+from .records import repeated_key_message
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -442,11 +443,7 @@ def read(paths: Sequence[str], options: object = None) -> list[Rollout]:
                 where = batch.where(row)
                 key = (condition.dataset, condition.model, condition.method, task, trial)
                 if key in seen:
-                    raise InputError(
-                        where,
-                        f"repeats the key (dataset, model, method, task_id, trial) = {key!r} "
-                        f"first seen at {seen[key]}",
-                    )
+                    raise InputError(where, repeated_key_message(key, seen[key]))
                 seen[key] = where
                 if trial < 0:
                     raise InputError(where, f"'trial' must be >= 0: {trial}")

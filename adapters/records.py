@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -241,28 +241,47 @@ def iter_file(path: str) -> Iterator[tuple[str, Rollout]]:
         yield where, rollout
 
 
+def unique_rollouts(
+    paths: Sequence[str],
+    located: Iterable[tuple[str, Rollout]],
+    repeated: Callable[[Rollout, str], str],
+    nothing: str,
+) -> list[Rollout]:
+    """The rollouts of ``located`` (``(where, rollout)`` pairs), each key seen once (REC-UNIQUE).
+
+    The key is (condition, task_id, trial). A repeat raises InputError at its place with
+    ``repeated(rollout, first_place)``; an input without rollouts raises ``nothing``.
+    """
+    seen: dict[tuple[ConditionKey, str, int], str] = {}
+    rollouts: list[Rollout] = []
+    for where, rollout in located:
+        key = (rollout.condition, rollout.task_id, rollout.trial)
+        if key in seen:
+            raise InputError(where, repeated(rollout, seen[key]))
+        seen[key] = where
+        rollouts.append(rollout)
+    if not rollouts:
+        raise InputError(", ".join(paths) or "<no input>", nothing)
+    return rollouts
+
+
+def repeated_key_message(key: tuple[str, str, str, str, int], first: str) -> str:
+    """The REC-UNIQUE fault for a repeated (dataset, model, method, task_id, trial) key."""
+    return f"repeats the key (dataset, model, method, task_id, trial) = {key!r} first seen at {first}"
+
+
+def _repeated_key(rollout: Rollout, first: str) -> str:
+    c = rollout.condition
+    return repeated_key_message((c.dataset, c.model, c.method, rollout.task_id, rollout.trial), first)
+
+
 def read_records(paths: Sequence[str]) -> list[Rollout]:
     """Read and validate every record of ``paths``; raises :class:`InputError` on the first fault.
 
     The key (dataset, model, method, task_id, trial) must be unique over all files (REC-UNIQUE).
     """
-    seen: dict[tuple[str, str, str, str, int], str] = {}
-    rollouts: list[Rollout] = []
-    for path in paths:
-        for where, rollout in iter_file(path):
-            c = rollout.condition
-            key = (c.dataset, c.model, c.method, rollout.task_id, rollout.trial)
-            if key in seen:
-                raise InputError(
-                    where,
-                    f"repeats the key (dataset, model, method, task_id, trial) = {key!r} "
-                    f"first seen at {seen[key]}",
-                )
-            seen[key] = where
-            rollouts.append(rollout)
-    if not rollouts:
-        raise InputError(", ".join(paths) or "<no input>", "no records found")
-    return rollouts
+    located = (item for path in paths for item in iter_file(path))
+    return unique_rollouts(paths, located, _repeated_key, "no records found")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -43,7 +43,7 @@ from .audit import (
     seed_of,
 )
 from .errors import InputError
-from .records import STDIN, parse_json_line
+from .records import STDIN, parse_json_line, unique_rollouts
 
 if TYPE_CHECKING:
     from . import AdapterOptions
@@ -663,23 +663,15 @@ def read(paths: Sequence[str], options: AdapterOptions) -> list[Rollout]:
 
     ``(dataset, model, method, task_id, trial)`` must be unique over all files.
     """
-    seen: dict[tuple[str, str, str, str, int], str] = {}
-    rollouts: list[Rollout] = []
-    for path in paths:
-        for where, rollout in read_file(path, options):
-            c = rollout.condition
-            key = (c.dataset, c.model, c.method, rollout.task_id, rollout.trial)
-            if key in seen:
-                _fail(
-                    where,
-                    f"duplicate rollout: task {rollout.task_id!r}, trial {rollout.trial} of "
-                    f"{c.dataset} / {c.model} / {c.method} was first read at {seen[key]}",
-                )
-            seen[key] = where
-            rollouts.append(rollout)
-    if not rollouts:
-        _fail(", ".join(paths) or "<no input>", "no rollouts found")
-    return rollouts
+    return unique_rollouts(
+        paths,
+        (item for path in paths for item in read_file(path, options)),
+        lambda r, first: (
+            f"duplicate rollout: task {r.task_id!r}, trial {r.trial} of {r.condition.dataset} / "
+            f"{r.condition.model} / {r.condition.method} was first read at {first}"
+        ),
+        "no rollouts found",
+    )
 
 
 __all__ = [

@@ -36,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .actions import LABEL_KEYS, LABEL_ORDER
-from .bootstrap import TaskSums
+from .bootstrap import TaskSums, task_sum_columns
 from .cohort import ConditionKey, Rollout
 from .estimators import Decomposition
 from .metrics import ConditionMetrics
@@ -309,19 +309,7 @@ class Accumulator:
         )
         X: IntArray = np.zeros((len(tasks), own.shape[1]), dtype=dtype)  # object dtype past int64
         X[rows] = own
-        columns = (
-            "count",
-            "executable",
-            "auc_num",
-            "auc_den",
-            "fed",
-            "success",
-            "eligible",
-            "recovered",
-            *(f"surv{i}" for i in range(1, K + 1)),
-            *(f"nk{i}" for i in range(1, K + 1)),
-        )
-        return TaskSums(X=X, columns=columns, L=L, K=K)
+        return TaskSums(X=X, columns=task_sum_columns(K), L=L, K=K)
 
     # -- JSON ----------------------------------------------------------------------------------
 

@@ -88,6 +88,22 @@ class TaskSums:
     K: int
 
 
+def task_sum_columns(K: int) -> tuple[str, ...]:
+    """The columns of :attr:`TaskSums.X`, in order, for horizons up to ``K``."""
+    return (
+        "count",
+        "executable",
+        "auc_num",
+        "auc_den",
+        "fed",
+        "success",
+        "eligible",
+        "recovered",
+        *(f"surv{i}" for i in range(1, K + 1)),
+        *(f"nk{i}" for i in range(1, K + 1)),
+    )
+
+
 def task_sums(cohort: Cohort, tasks: Sequence[str]) -> TaskSums:
     """Sum every per-rollout quantity of ``cohort`` by task, in the order of ``tasks``."""
     position = {t: j for j, t in enumerate(tasks)}
@@ -116,19 +132,7 @@ def task_sums(cohort: Cohort, tasks: Sequence[str]) -> TaskSums:
     )
     X = np.zeros((len(tasks), per_rollout.shape[1]), dtype=per_rollout.dtype)
     np.add.at(X, row, per_rollout)
-    columns = (
-        "count",
-        "executable",
-        "auc_num",
-        "auc_den",
-        "fed",
-        "success",
-        "eligible",
-        "recovered",
-        *(f"surv{i}" for i in range(1, K + 1)),
-        *(f"nk{i}" for i in range(1, K + 1)),
-    )
-    return TaskSums(X=X, columns=columns, L=L, K=K)
+    return TaskSums(X=X, columns=task_sum_columns(K), L=L, K=K)
 
 
 def weighted_sums(W: IntArray, X: IntArray) -> npt.NDArray[np.float64] | npt.NDArray[np.object_]:

@@ -28,7 +28,7 @@ import numpy as np
 
 from prefixexec.adapters import ADAPTERS, AdapterOptions, InputError, parquet
 from prefixexec.adapters.parquet import Batch, Unit
-from prefixexec.adapters.records import STDIN, iter_file
+from prefixexec.adapters.records import STDIN, iter_file, repeated_key_message
 from prefixexec.kernel import Rollout
 from prefixexec.kernel.accumulator import (
     AccumulatorSet,
@@ -71,10 +71,7 @@ def _raise_repeat(batch: Batch, row: int, locate: Locator) -> NoReturn:
     key = _key(batch, row)
     earlier = _earlier_in_batch(batch, key, row)
     first = batch.where(earlier) if earlier is not None else locate(key, batch, row)
-    raise InputError(
-        batch.where(row),
-        f"repeats the key (dataset, model, method, task_id, trial) = {key!r} first seen at {first}",
-    )
+    raise InputError(batch.where(row), repeated_key_message(key, first))
 
 
 def add_batch(state: AccumulatorSet, batch: Batch, locate: Locator) -> AccumulatorSet:
