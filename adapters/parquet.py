@@ -15,8 +15,6 @@ pyarrow is imported when a function needs it, so that the other adapters do not 
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,6 +28,7 @@ from prefixexec.kernel.accumulator import NO_LABEL, RolloutArrays
 from prefixexec.kernel.actions import LABEL_ORDER, parse_label
 
 from .errors import InputError
+from .files import atomic_path, output_directory
 from .records import repeated_key_message
 
 if TYPE_CHECKING:
@@ -522,22 +521,17 @@ def write(batches: Iterable[RolloutArrays], path: str, row_group_rows: int = ROW
 def write_tables(tables: Iterable[pa.Table], path: str, row_group_rows: int = ROW_GROUP_ROWS) -> int:
     """Write Arrow tables of :func:`schema` to ``path`` as one file; returns the number of rows.
 
-    Written atomically (a temporary file in the same directory, renamed at the end): nothing is
-    left at ``path`` when an input raises. Row groups hold ``row_group_rows`` rows (the last may
+    Written atomically (:func:`~prefixexec.adapters.files.atomic_path`): nothing is left at
+    ``path`` when an input raises. Row groups hold ``row_group_rows`` rows (the last may
     hold fewer); each row group's string columns get one dictionary (``unify_dictionaries``), so
     that readers decode them as dictionary pages, about twice as fast.
     """
     pa, _, pq = _pyarrow()
-    target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
-    if not directory.is_dir():
-        raise InputError(path, f"cannot write: directory {str(directory)!r} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=".prefixexec-", suffix=".parquet", dir=directory)
-    os.close(fd)
+    output_directory(path)
     rows = 0
     pending: list[Any] = []
     pending_rows = 0
-    try:
+    with atomic_path(Path(path), suffix=".parquet") as tmp:
         with pq.ParquetWriter(tmp, schema(), **WRITE_OPTIONS) as writer:
 
             def flush(table: Any) -> None:
@@ -554,10 +548,6 @@ def write_tables(tables: Iterable[pa.Table], path: str, row_group_rows: int = RO
                     pending, pending_rows = [rest], rest.num_rows
             if pending_rows:
                 flush(pa.concat_tables(pending))
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     return rows
 
 

@@ -6,16 +6,15 @@ import argparse
 import hashlib
 import importlib
 import importlib.metadata
-import os
 import pkgutil
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol, cast
 
 from prefixexec._version import __version__
 from prefixexec.adapters import ADAPTERS, AdapterOptions, InputError
+from prefixexec.adapters.files import atomic_path, output_directory
 from prefixexec.kernel import Rollout
 from prefixexec.kernel.accumulator import AccumulatorSet
 from prefixexec.kernel.bootstrap import BootstrapSettings
@@ -235,22 +234,9 @@ def _write(text: str, output: str | None) -> None:
     if output is None:
         sys.stdout.write(text)
         return
-    target = Path(output)
-    directory = target.parent if str(target.parent) else Path(".")
-    if not directory.is_dir():
-        raise InputError(output, f"cannot write: directory {str(directory)!r} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=".prefixexec-", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        # mkstemp creates the file with mode 0600; give it the usual mode (0666 less the umask).
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    output_directory(output)
+    with atomic_path(Path(output)) as tmp:
+        Path(tmp).write_text(text, encoding="utf-8")
 
 
 def _score(args: argparse.Namespace) -> int:

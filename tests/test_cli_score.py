@@ -337,5 +337,9 @@ def test_output_file_has_the_usual_mode(tmp_path: Path) -> None:
         target = tmp_path / "out.json"
         assert main(["score", "--json", "--bootstrap", "0", "--output", str(target), str(EXAMPLE)]) == 0
         assert target.stat().st_mode & 0o777 == 0o644
+        table = tmp_path / "out.parquet"  # convert writes through the same atomic writer
+        assert main(["convert", str(EXAMPLE), "--output", str(table)]) == 0
+        assert table.stat().st_mode & 0o777 == 0o644
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json", "out.parquet"]  # no temporaries
     finally:
         os.umask(umask)

@@ -7,12 +7,11 @@ writes them, so bad input never leaves a partial report behind (REP-FILES).
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from prefixexec.adapters import InputError
+from prefixexec.adapters.files import atomic_path
 from prefixexec.inference import ConditionResult, evaluate
 from prefixexec.kernel import Rollout
 from prefixexec.kernel.bootstrap import BootstrapSettings
@@ -119,21 +118,11 @@ def prepare_folder(out: str) -> Path:
 def write_files(out: str, files: Mapping[str, bytes]) -> Path:
     """Write the rendered files into ``out`` (made if missing), each atomically."""
     target = prepare_folder(out)
-    mask = os.umask(0)
-    os.umask(mask)
     try:
         target.mkdir(parents=True, exist_ok=True)
         for name, data in files.items():
-            fd, tmp = tempfile.mkstemp(prefix=".prefixexec-", dir=target)
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(data)
-                # mkstemp makes the file private (0600); give it the usual permissions.
-                os.chmod(tmp, 0o666 & ~mask)
-                os.replace(tmp, target / name)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            with atomic_path(target / name) as tmp:
+                Path(tmp).write_bytes(data)
     except OSError as exc:
         raise InputError(out, f"cannot write the report: {exc.strerror or exc}") from None
     return target
