@@ -33,9 +33,8 @@ from prefixexec.kernel import Rollout
 #: The condition a triples vector's records belong to.
 TRIPLES_DATASET, TRIPLES_MODEL, TRIPLES_METHOD = "conformance", "vector", "triples"
 
-#: The keys of a condition object that hold point estimates (compared by conformance);
-#: ``ci`` and ``ci_dropped`` depend on the bootstrap settings and are not compared.
-POINT_KEYS = (
+#: The scalar keys of a ``score --json`` condition object (names, counts and point estimates).
+SCALAR_KEYS = (
     "dataset",
     "model",
     "method",
@@ -48,13 +47,11 @@ POINT_KEYS = (
     "RR_eligible",
     "recovered",
     "fully_executable",
-    "PEC",
-    "PEC_elig",
-    "n_k",
-    "labels",
-    "decomposition",
-    "exact",
 )
+
+#: The keys of a condition object that hold point estimates (compared by conformance);
+#: ``ci`` and ``ci_dropped`` depend on the bootstrap settings and are not compared.
+POINT_KEYS = (*SCALAR_KEYS, "PEC", "PEC_elig", "n_k", "labels", "decomposition", "exact")
 
 _VECTOR_KEYS = frozenset({"id", "description", "triples", "records", "expected"})
 _ID = re.compile(r"^[a-z0-9]+(?:[-_][a-z0-9]+)*$")

@@ -27,24 +27,11 @@ from prefixexec.adapters.records import parse_json_line
 from prefixexec.kernel import LABEL_KEYS, UNLABELLED, ConditionKey, Rollout
 
 from .audit_table import UNDEFINED, parse_figure
-from .conformance import parse_rational
+from .conformance import SCALAR_KEYS, parse_rational
 from .inference import ConditionResult, ci_json
 
 #: Condition columns of a CSV report (our names; ``--map OURS=THEIRS`` renames).
-CONDITION_COLUMNS = (
-    "dataset",
-    "model",
-    "method",
-    "N",
-    "TER",
-    "AUC_PEC",
-    "mean_FED",
-    "success",
-    "RR",
-    "RR_eligible",
-    "recovered",
-    "fully_executable",
-)
+CONDITION_COLUMNS = SCALAR_KEYS
 #: Columns of a per-rollout CSV (``--their-rollouts``).
 ROLLOUT_COLUMNS = ("dataset", "model", "method", "task_id", "trial", "fed", "T", "label")
 COUNT_KEYS = ("N", "RR_eligible", "recovered", "fully_executable")
