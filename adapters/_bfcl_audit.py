@@ -138,6 +138,14 @@ def _name(call: str) -> str | None:
     return func.id if isinstance(func, ast.Name) else None
 
 
+def _flat_before(turns: Sequence[Sequence[str]], limit: int) -> Iterator[tuple[int, int, int, str]]:
+    """:func:`_flat`, for the positions before ``limit`` only."""
+    for item in _flat(turns):
+        if item[0] >= limit:
+            return
+        yield item
+
+
 def _node(call: str) -> ast.Call:
     node = ast.parse(call, mode="eval").body
     if not isinstance(node, ast.Call):
@@ -197,9 +205,7 @@ def _with_value(node: ast.Call, param: str, index: int | None, value: str | int)
 
 def _rename(bt: BfclTask, turns: tuple[tuple[str, ...], ...], limit: int) -> list[Mutant]:
     found = []
-    for p, t, i, call in _flat(turns):
-        if p >= limit:
-            break
+    for p, t, i, call in _flat_before(turns, limit):
         node = _node(call)
         if not isinstance(node.func, ast.Name):
             continue
@@ -212,9 +218,7 @@ def _rename(bt: BfclTask, turns: tuple[tuple[str, ...], ...], limit: int) -> lis
 
 def _drop_required(bt: BfclTask, turns: tuple[tuple[str, ...], ...], limit: int) -> list[Mutant]:
     found = []
-    for p, t, i, call in _flat(turns):
-        if p >= limit:
-            break
+    for p, t, i, call in _flat_before(turns, limit):
         node = _node(call)
         info = backend.catalogue().methods.get(node.func.id) if isinstance(node.func, ast.Name) else None
         if info is None:
@@ -237,9 +241,7 @@ def _drop_required(bt: BfclTask, turns: tuple[tuple[str, ...], ...], limit: int)
 
 def _wrong_type(bt: BfclTask, turns: tuple[tuple[str, ...], ...], limit: int) -> list[Mutant]:
     found = []
-    for p, t, i, call in _flat(turns):
-        if p >= limit:
-            break
+    for p, t, i, call in _flat_before(turns, limit):
         node = _node(call)
         info = backend.catalogue().methods.get(node.func.id) if isinstance(node.func, ast.Name) else None
         if info is None:
@@ -269,9 +271,7 @@ def _early_held_out(bt: BfclTask, turns: tuple[tuple[str, ...], ...], limit: int
 
 def _bad_reference(bt: BfclTask, turns: tuple[tuple[str, ...], ...], limit: int) -> list[Mutant]:
     found = []
-    for p, t, i, call in _flat(turns):
-        if p >= limit:
-            break
+    for p, t, i, call in _flat_before(turns, limit):
         node = _node(call)
         if not isinstance(node.func, ast.Name) or node.func.id not in REFERENCE_ARGUMENTS:
             continue
@@ -304,9 +304,7 @@ def _withheld_call(bt: BfclTask, turns: tuple[tuple[str, ...], ...], limit: int)
 
 def _remove_state(bt: BfclTask, turns: tuple[tuple[str, ...], ...], limit: int) -> list[Mutant]:
     found = []
-    for p, t, i, call in _flat(turns):
-        if p >= limit:
-            break
+    for p, t, i, call in _flat_before(turns, limit):
         if _name(call) in STATE_ESTABLISHING:
             found.append(Mutant(bt.id, "remove-state", _replace(turns, t, i, None), p, call))
     return found
