@@ -33,11 +33,9 @@ def run(args: argparse.Namespace) -> int:
         RENDER_STEPS,
         Progress,
         ReportOptions,
-        build_report,
         evaluate_by_dataset,
         prepare_folder,
-        render_files,
-        write_files,
+        publish,
     )
 
     prepare_folder(args.out)
@@ -64,16 +62,11 @@ def run(args: argparse.Namespace) -> int:
         title=demo.TITLE,
         note=demo.NOTE,
     )
-    boot = None if settings is None else (settings.B, settings.seed, settings.level)
-    report = build_report(rollouts, results, str(signature), options, boot)
     extra = {
         "agents.md": demo.agents_markdown().encode("utf-8"),
         "rollouts.jsonl": demo.records_jsonl(replayed).encode("utf-8"),
     }
-    files = render_files(report, progress, extra)
-    progress.step("writing files")
-    target = write_files(args.out, files)
-    progress.close()
+    target, files = publish(args.out, rollouts, results, str(signature), options, settings, progress, extra)
     sys.stdout.write(files["table.md"].decode("utf-8"))
     sys.stdout.write(
         f"\nThe agents are simulated (see {target / 'agents.md'}).\n"

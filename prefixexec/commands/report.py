@@ -69,11 +69,9 @@ def run(args: argparse.Namespace) -> int:
         RENDER_STEPS,
         Progress,
         ReportOptions,
-        build_report,
         evaluate_by_dataset,
         prepare_folder,
-        render_files,
-        write_files,
+        publish,
     )
 
     prepare_folder(args.out)
@@ -85,11 +83,6 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_of(args)
     results = evaluate_by_dataset(rollouts, settings, paired=not args.unpaired, progress=progress)
     options = ReportOptions(checkpoints=args.checkpoints, max_depth=args.max_depth, eligible=args.eligible)
-    boot = None if settings is None else (settings.B, settings.seed, settings.level)
-    report = build_report(rollouts, results, str(signature_of(args)), options, boot)
-    files = render_files(report, progress)
-    progress.step("writing files")
-    target = write_files(args.out, files)
-    progress.close()
+    target, files = publish(args.out, rollouts, results, str(signature_of(args)), options, settings, progress)
     sys.stdout.write(f"wrote {len(files)} files to {target}; open {target / 'report.html'}\n")
     return 0

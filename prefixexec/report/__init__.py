@@ -104,6 +104,26 @@ def render_files(
     return {name: files[name] for name in names}
 
 
+def publish(
+    out: str,
+    rollouts: Sequence[Rollout],
+    results: Sequence[ConditionResult],
+    signature: str,
+    options: ReportOptions,
+    settings: BootstrapSettings | None,
+    progress: Progress,
+    extra: Mapping[str, bytes] | None = None,
+) -> tuple[Path, dict[str, bytes]]:
+    """Build, render and write a report folder: the last steps of ``report`` and ``demo``."""
+    boot = None if settings is None else (settings.B, settings.seed, settings.level)
+    report = build_report(rollouts, results, signature, options, boot)
+    files = render_files(report, progress, extra)
+    progress.step("writing files")
+    target = write_files(out, files)
+    progress.close()
+    return target, files
+
+
 def prepare_folder(out: str) -> Path:
     """Check that ``out`` can be a report folder; raises :class:`InputError` otherwise.
 
@@ -138,6 +158,7 @@ __all__ = [
     "build_report",
     "evaluate_by_dataset",
     "prepare_folder",
+    "publish",
     "render_files",
     "write_files",
 ]
