@@ -35,6 +35,11 @@ class AdapterOptions:
     error_pattern: str | None = None
     #: ToolSandbox: ``"category"`` splits the dataset by scenario category.
     by: str | None = None
+    #: ``--label-rules FILE``: user label families for text-labelled adapters (LABEL-RULES).
+    label_rules: str | None = None
+    #: BFCL: ``"failure"`` (default, the leaderboard's convention) or ``"exclude"`` entries whose
+    #: result is an inference error.
+    inference_errors: str = "failure"
     extra: Mapping[str, object] = attrs.field(factory=dict)
 
 

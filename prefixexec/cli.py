@@ -15,6 +15,7 @@ from typing import Protocol, cast
 from prefixexec._version import __version__
 from prefixexec.adapters import ADAPTERS, AdapterOptions, InputError
 from prefixexec.adapters.files import atomic_path, output_directory
+from prefixexec.adapters.labels import file_digest, load_label_rules
 from prefixexec.kernel import Rollout
 from prefixexec.kernel.accumulator import AccumulatorSet
 from prefixexec.kernel.bootstrap import BootstrapSettings
@@ -99,6 +100,19 @@ def add_adapter_options(parser: argparse.ArgumentParser) -> None:
         "--by",
         choices=("category",),
         help="ToolSandbox: one dataset per scenario category (toolsandbox/<CATEGORY>)",
+    )
+    parser.add_argument(
+        "--label-rules",
+        metavar="FILE",
+        help="TOML file of ordered regex -> label rules per adapter, tried before the built-in "
+        "label families (chat, inspect, taubench, toolsandbox; spec LABEL-RULES)",
+    )
+    parser.add_argument(
+        "--inference-errors",
+        choices=("failure", "exclude"),
+        default=None,
+        help="BFCL: an entry whose result is an inference error is a failed rollout (failure, the "
+        "leaderboard's convention; default) or is left out (exclude)",
     )
 
 
@@ -192,6 +206,11 @@ def signature_options(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
     if pattern is not None:
         digest = hashlib.sha256(pattern.encode("utf-8")).hexdigest()[:12]
         found.append(("error-pattern", f"sha256:{digest}"))
+    rules = getattr(args, "label_rules", None)
+    if rules is not None:
+        found.append(("label-rules", file_digest(rules)))
+    if args.adapter == "bfcl":
+        found.append(("inference-errors", getattr(args, "inference_errors", None) or "failure"))
     return tuple(found)
 
 
@@ -214,6 +233,12 @@ def adapter_options(args: argparse.Namespace) -> AdapterOptions:
     """The adapter options given on the command line."""
     if args.by is not None and args.adapter != "toolsandbox":
         raise InputError("--by", f"only the toolsandbox adapter splits by {args.by}, not {args.adapter!r}")
+    inference_errors = getattr(args, "inference_errors", None)
+    if inference_errors is not None and args.adapter != "bfcl":
+        raise InputError("--inference-errors", f"only applies with --adapter bfcl, not {args.adapter!r}")
+    label_rules = getattr(args, "label_rules", None)
+    if label_rules is not None:
+        load_label_rules(label_rules, args.adapter)  # checks the file before any input is read
     return AdapterOptions(
         model=args.model,
         method=args.method,
@@ -222,6 +247,8 @@ def adapter_options(args: argparse.Namespace) -> AdapterOptions:
         scorer=args.scorer,
         error_pattern=args.error_pattern,
         by=args.by,
+        label_rules=label_rules,
+        inference_errors=inference_errors or "failure",
     )
 
 

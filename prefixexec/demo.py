@@ -218,7 +218,7 @@ def sample_tasks() -> list[TaskInfo]:
     Raises :class:`prefixexec.adapters.InputError` (with the install command) when ``bfcl-eval``
     is not installed.
     """
-    from prefixexec.adapters import _bfcl_backend as backend
+    from prefixexec.adapters.bfcl import backend
 
     backend.package()
     tasks: list[TaskInfo] = []
@@ -297,7 +297,7 @@ def records_jsonl(rollouts: Sequence[DemoRollout]) -> str:
 
 
 def _bfcl_version() -> str:
-    from prefixexec.adapters import _bfcl_backend as backend
+    from prefixexec.adapters.bfcl import backend
 
     return backend.installed_version() or "(version unknown)"
 

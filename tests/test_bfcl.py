@@ -21,9 +21,9 @@ import attrs
 import pytest
 
 from prefixexec.adapters import AdapterOptions, InputError, bfcl
-from prefixexec.adapters import _bfcl_backend as backend
-from prefixexec.adapters._bfcl_exec import classify, error_message, type_fault
-from prefixexec.adapters._bfcl_parse import (
+from prefixexec.adapters.bfcl import backend
+from prefixexec.adapters.bfcl.execute import classify, error_message, type_fault
+from prefixexec.adapters.bfcl.parse import (
     MAX_LITERAL_DEPTH,
     decode_function_calling,
     decode_prompting,
@@ -163,7 +163,7 @@ def test_time_zone_is_pinned_to_utc_during_replay_and_restored(monkeypatch: pyte
     # TradingBot stamps transactions with datetime.fromtimestamp (local time). (With 2026.3.23 no
     # time zone changes its offset inside TradingBot's one-day window, so results do not
     # differ in practice; the pinning itself is checked here.)
-    from prefixexec.adapters import _bfcl_exec
+    from prefixexec.adapters.bfcl import execute as _bfcl_exec
 
     seen: list[tuple[str | None, str]] = []
     original = _bfcl_exec.World.execute
@@ -199,7 +199,7 @@ def test_states_are_linear_and_each_call_runs_once(monkeypatch: pytest.MonkeyPat
     with pytest.raises(RuntimeError, match="replays one rollout"):
         semantics.initial_state(run)
     # One pass: the number of method executions equals the number of calls, for every length.
-    from prefixexec.adapters import _bfcl_exec
+    from prefixexec.adapters.bfcl import execute as _bfcl_exec
 
     executed = Counter[str]()
     original = _bfcl_exec.World.execute
@@ -222,7 +222,7 @@ def test_states_are_linear_and_each_call_runs_once(monkeypatch: pytest.MonkeyPat
 def test_replay_stops_at_the_first_rejection_when_success_is_not_needed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from prefixexec.adapters import _bfcl_exec
+    from prefixexec.adapters.bfcl import execute as _bfcl_exec
 
     executed: list[str] = []
     original = _bfcl_exec.World.execute
@@ -472,7 +472,7 @@ def test_execution_errors_are_labelled_and_unmatched_ones_flagged(monkeypatch: p
     )
     assert evaluation.outcome.label is Label.STATE_CONSISTENCY  # "File exists": workspace exists
     assert "File exists" in str(evaluation.outcome.reason) and evaluation.records[0].executed
-    from prefixexec.adapters import _bfcl_exec
+    from prefixexec.adapters.bfcl import execute as _bfcl_exec
 
     monkeypatch.setattr(_bfcl_exec, "FAMILIES", ())
     monkeypatch.setattr(bfcl, "classify", _bfcl_exec.classify)

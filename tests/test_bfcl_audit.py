@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from prefixexec.adapters import AdapterOptions, bfcl
-from prefixexec.adapters import _bfcl_backend as backend
-from prefixexec.adapters._bfcl_audit import OPERATORS, BfclAuditReport, mutants, run_audit
-from prefixexec.adapters._bfcl_parse import decode_step
-from prefixexec.adapters._bfcl_reference import CrossCheck, cross_check
+from prefixexec.adapters.bfcl import backend
+from prefixexec.adapters.bfcl.operators import OPERATORS, BfclAuditReport, mutants, run_audit
+from prefixexec.adapters.bfcl.parse import decode_step
+from prefixexec.adapters.bfcl.reference import CrossCheck, cross_check
 from prefixexec.cli import main
 from prefixexec.kernel import Label
 
@@ -145,7 +145,7 @@ def test_audit_command(capsys: pytest.CaptureFixture[str]) -> None:
 def test_audit_exit_status_reports_failure(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from prefixexec.adapters import _bfcl_audit
+    from prefixexec.adapters.bfcl import operators as _bfcl_audit
 
     # Make every mutant of an operator miss (expect a label replay never gives it): exit 1.
     broken = tuple(
@@ -181,7 +181,7 @@ def test_cross_check_with_bfcls_own_executor_and_checker() -> None:
 
 @pytest.mark.spec("BFCL-CROSSCHECK")
 def test_cross_check_notices_differences(monkeypatch: pytest.MonkeyPatch) -> None:
-    from prefixexec.adapters import _bfcl_reference
+    from prefixexec.adapters.bfcl import reference as _bfcl_reference
 
     task_id = "multi_turn_base_1"
     turns = bfcl.gold_turns(task_id)

@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from prefixexec.adapters import AdapterOptions, bfcl
-from prefixexec.adapters._bfcl_exec import MAX_POWER_BITS
-from prefixexec.adapters._bfcl_parse import MAX_STEP_CHARS, decode_prompting, parse_call_string
+from prefixexec.adapters.bfcl.execute import MAX_POWER_BITS
+from prefixexec.adapters.bfcl.parse import MAX_STEP_CHARS, decode_prompting, parse_call_string
 from prefixexec.kernel import Label
 
 from conftest import REPO

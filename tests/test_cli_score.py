@@ -300,8 +300,12 @@ def test_signature_pins_adapter_settings(tmp_path: Path, capsys: pytest.CaptureF
 
     args = build_parser().parse_args(["score", "--adapter", "bfcl", "--category", "multi_turn_base", "f"])
     assert (
-        str(signature_of(args)).split("|")[2] == f"adapter:bfcl[bfcl-eval={version},category=multi_turn_base]"
+        str(signature_of(args)).split("|")[2]
+        == f"adapter:bfcl[bfcl-eval={version},category=multi_turn_base,inference-errors=failure]"
     )
+    args = build_parser().parse_args(["score", "--adapter", "bfcl", "--inference-errors", "exclude", "f"])
+    expected = f"adapter:bfcl[bfcl-eval={version},inference-errors=exclude]"
+    assert str(signature_of(args)).split("|")[2] == expected
 
 
 @pytest.mark.spec("OUT-SIGNATURE", "REC-ERRORS")

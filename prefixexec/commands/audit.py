@@ -21,6 +21,7 @@ from typing import Any
 
 from prefixexec.adapters import ADAPTERS, AdapterOptions, InputError
 from prefixexec.adapters.audit import UNAUDITED, AuditReport, nothing_checked
+from prefixexec.adapters.labels import load_label_rules
 from prefixexec.scoring import dumps
 
 NAME = "audit"
@@ -62,6 +63,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     parser.add_argument("--threshold", type=float, help="inspect: success threshold")
     parser.add_argument("--scorer", help="inspect: the scorer whose value is the success Y")
     parser.add_argument("--error-pattern", help="chat: regex marking a tool result as an error")
+    parser.add_argument(
+        "--label-rules", metavar="FILE", help="TOML label rules (see `score --help`; spec LABEL-RULES)"
+    )
+    parser.add_argument(
+        "--inference-errors",
+        choices=("failure", "exclude"),
+        help="bfcl: inference-error entries are failed rollouts (default) or left out",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
@@ -116,6 +125,9 @@ def exit_status(report: AuditReport) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.inference_errors is not None and args.adapter != "bfcl":
+        raise InputError("--inference-errors", f"only applies with --adapter bfcl, not {args.adapter!r}")
+    load_label_rules(args.label_rules, args.adapter)  # checks the file before any input is read
     options = AdapterOptions(
         model=args.model,
         method=args.method,
@@ -123,6 +135,8 @@ def run(args: argparse.Namespace) -> int:
         threshold=args.threshold,
         scorer=args.scorer,
         error_pattern=args.error_pattern,
+        label_rules=args.label_rules,
+        inference_errors=args.inference_errors or "failure",
         extra={"seed": args.seed, "cross_check": args.cross_check},
     )
     function = find_audit(args.adapter)

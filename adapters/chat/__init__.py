@@ -26,7 +26,7 @@ import referencing.exceptions
 from prefixexec.kernel import Accepted, ConditionKey, Label, Outcome, Rejected, Rollout, ToolCall, replay
 from prefixexec.kernel.actions import Action, NoToolAction
 
-from .audit import (
+from ..audit import (
     WRONG_JSON_TYPE,
     AuditPlan,
     Expect,
@@ -38,11 +38,11 @@ from .audit import (
     run_audit,
     seed_of,
 )
-from .errors import InputError
-from .records import json_lines, parse_json_line, unique_rollouts
+from ..errors import InputError
+from ..records import json_lines, parse_json_line, unique_rollouts
 
 if TYPE_CHECKING:
-    from . import AdapterOptions
+    from .. import AdapterOptions
 
 DEFAULT_DATASET = "chat"
 STDIN = "-"

@@ -25,10 +25,10 @@ import attrs
 from prefixexec.kernel import Accepted, ConditionKey, Label, Rejected, Rollout, ToolCall, replay
 from prefixexec.kernel.actions import Action, NoToolAction
 
-from .errors import InputError
+from ..errors import InputError
 
 if TYPE_CHECKING:
-    from . import AdapterOptions
+    from .. import AdapterOptions
 
 DATASET = "toolsandbox"
 DEFAULT_METHOD = "default"

@@ -20,12 +20,11 @@ import attrs
 
 from prefixexec.kernel import Label
 
-from . import _bfcl_backend as backend
-from .bfcl import BfclTask, Evaluation, evaluate, run_from_strings, task
+from . import BfclTask, Evaluation, backend, evaluate, run_from_strings, task
 
 if TYPE_CHECKING:
-    from . import AdapterOptions
-    from ._bfcl_reference import CrossCheck
+    from .. import AdapterOptions
+    from .reference import CrossCheck
 
 #: Functions whose calls establish state that later calls rely on (operator ``remove-state``).
 STATE_ESTABLISHING: frozenset[str] = frozenset(
@@ -547,7 +546,7 @@ def _check(operator: Operator, mutant: Mutant, evaluation: Evaluation) -> bool:
 
 def run_audit(options: AdapterOptions) -> BfclAuditReport:
     """Replay every gold trajectory and its mutants (optionally one category)."""
-    from .errors import InputError
+    from ..errors import InputError
 
     if options.category is not None:
         try:
@@ -634,7 +633,7 @@ def run_audit(options: AdapterOptions) -> BfclAuditReport:
         )
     cross: CrossCheck | None = None
     if options.extra.get("cross_check"):
-        from ._bfcl_reference import cross_check
+        from .reference import cross_check
 
         variants = [
             (tid, backend.entries(c)[tid].gold, "gold") for c in categories for tid in backend.entries(c)

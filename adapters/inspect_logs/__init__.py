@@ -27,7 +27,7 @@ import zstandard
 from prefixexec.kernel import Accepted, ConditionKey, Label, Outcome, Rejected, Rollout, ToolCall, replay
 from prefixexec.kernel.actions import Action, NoToolAction
 
-from .audit import (
+from ..audit import (
     AuditPlan,
     Expect,
     GenericAuditReport,
@@ -38,11 +38,11 @@ from .audit import (
     run_audit,
     seed_of,
 )
-from .errors import InputError
-from .records import unique_rollouts
+from ..errors import InputError
+from ..records import unique_rollouts
 
 if TYPE_CHECKING:
-    from . import AdapterOptions
+    from .. import AdapterOptions
 
 DATASET_PREFIX = "inspect"
 DEFAULT_METHOD = "default"

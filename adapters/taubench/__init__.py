@@ -30,7 +30,7 @@ from prefixexec.kernel import (
 )
 from prefixexec.kernel.actions import Action, NoToolAction
 
-from .audit import (
+from ..audit import (
     AuditPlan,
     Check,
     Expect,
@@ -42,11 +42,11 @@ from .audit import (
     run_audit,
     seed_of,
 )
-from .errors import InputError
-from .records import STDIN, parse_json_line, unique_rollouts
+from ..errors import InputError
+from ..records import STDIN, parse_json_line, unique_rollouts
 
 if TYPE_CHECKING:
-    from . import AdapterOptions
+    from .. import AdapterOptions
 
 #: Dataset names are ``tau-bench/<domain>`` (TAU-DATASET).
 DATASET_PREFIX = "tau-bench/"

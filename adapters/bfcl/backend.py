@@ -24,7 +24,7 @@ from typing import Any
 
 import attrs
 
-from .errors import InputError
+from ..errors import InputError
 
 #: The package version whose data and classes this adapter was written and audited against.
 BFCL_VERSION = "2026.3.23"

@@ -40,8 +40,10 @@ from prefixexec.kernel import (
 )
 from prefixexec.kernel.actions import Action, NoToolAction
 
-from . import _bfcl_backend as backend
-from ._bfcl_exec import (
+from ..errors import InputError
+from ..records import parse_json_line
+from . import backend
+from .execute import (
     EXECUTION_ERROR,
     World,
     bind,
@@ -51,13 +53,11 @@ from ._bfcl_exec import (
     same_state,
     type_fault,
 )
-from ._bfcl_parse import DecodedStep, ParsedCall, StepFormatError, decode_step, parse_call_string
-from .errors import InputError
-from .records import parse_json_line
+from .parse import DecodedStep, ParsedCall, StepFormatError, decode_step, parse_call_string
 
 if TYPE_CHECKING:
-    from . import AdapterOptions
-    from ._bfcl_audit import BfclAuditReport
+    from .. import AdapterOptions
+    from .operators import BfclAuditReport
 
 #: Dataset name prefix; a condition's dataset is ``bfcl-multi-turn/<category>`` (BFCL-INPUT).
 DATASET_PREFIX = "bfcl-multi-turn/"
@@ -615,7 +615,7 @@ def read(paths: Sequence[str], options: AdapterOptions) -> list[Rollout]:
 
 def audit(options: AdapterOptions) -> BfclAuditReport:
     """The ``audit --adapter bfcl`` report: gold trajectories and their mutants (BFCL-AUDIT)."""
-    from ._bfcl_audit import run_audit
+    from .operators import run_audit
 
     return run_audit(options)
 

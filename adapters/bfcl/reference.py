@@ -3,8 +3,8 @@
 BFCL's executor (``multi_turn_utils.execute_multi_turn_func_call``) runs call strings with
 ``eval``; its checker (``multi_turn_checker``) calls that executor. Both are used here only on
 trusted inputs, the benchmark's own ground truth and mutants built from it by
-:mod:`._bfcl_audit`, and only in a child process (``python -m
-prefixexec.adapters._bfcl_reference``), never on model output. The parent compares, per
+:mod:`.operators`, and only in a child process (``python -m
+prefixexec.adapters.bfcl.reference``), never on model output. The parent compares, per
 variant, the per-call results, the final instance state and the success verdict with the
 adapter's own replay.
 """
@@ -75,7 +75,7 @@ def reference_results(variants: Sequence[tuple[str, Sequence[Sequence[str]]]]) -
     As a second line of defence, every call string must be a plain call with literal arguments
     (BFCL-PARSE); anything else is refused before it could reach BFCL's ``eval``.
     """
-    from ._bfcl_parse import parse_call_string
+    from .parse import parse_call_string
 
     for task_id, turns in variants:
         for turn in turns:
@@ -87,7 +87,7 @@ def reference_results(variants: Sequence[tuple[str, Sequence[Sequence[str]]]]) -
                     )
     payload = "\n".join(json.dumps({"id": tid, "turns": [list(t) for t in turns]}) for tid, turns in variants)
     completed = subprocess.run(
-        [sys.executable, "-m", "prefixexec.adapters._bfcl_reference"],
+        [sys.executable, "-m", "prefixexec.adapters.bfcl.reference"],
         input=payload,
         capture_output=True,
         text=True,
@@ -104,7 +104,7 @@ def reference_results(variants: Sequence[tuple[str, Sequence[Sequence[str]]]]) -
 
 def cross_check(variants: Sequence[tuple[str, Sequence[Sequence[str]], str]]) -> CrossCheck:
     """Compare the adapter with BFCL's own executor and checker on trusted variants."""
-    from .bfcl import evaluate, run_from_strings, task
+    from . import evaluate, run_from_strings, task
 
     references = reference_results([(tid, turns) for tid, turns, _ in variants])
     differences: list[Difference] = []
@@ -160,8 +160,8 @@ def cross_check(variants: Sequence[tuple[str, Sequence[Sequence[str]], str]]) ->
 def _child() -> int:  # pragma: no cover - runs in the subprocess, exercised by the cross-check test
     import importlib
 
-    from . import _bfcl_backend as backend
-    from ._bfcl_exec import instance_snapshot
+    from . import backend
+    from .execute import instance_snapshot
 
     utils = importlib.import_module("bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils")
     checker = importlib.import_module("bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker")

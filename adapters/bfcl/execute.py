@@ -2,7 +2,7 @@
 
 A :class:`World` is one fresh set of instances of a task's involved classes. A call is
 dispatched with ``getattr`` on the owning instance after it has been parsed into literal values
-(:mod:`._bfcl_parse`), bound to the method's signature and checked against the function doc;
+(:mod:`.parse`), bound to the method's signature and checked against the function doc;
 the values are deep-copied so the caller's call is never mutated. Results are checked for
 BFCL's error markers and rendered as BFCL's executor renders them, for the success rule.
 """
@@ -21,8 +21,8 @@ import attrs
 
 from prefixexec.kernel import Label
 
-from ._bfcl_backend import Catalogue, Entry, MethodInfo, catalogue, long_context
-from ._bfcl_parse import ParsedCall
+from .backend import Catalogue, Entry, MethodInfo, catalogue, long_context
+from .parse import ParsedCall
 
 #: BFCL's prefix for a call that raised (multi_turn_utils.execute_multi_turn_func_call).
 EXECUTION_ERROR = "Error during execution: "

@@ -1,0 +1,175 @@
+"""Label families shared by the adapters (spec: LABEL-MASK, LABEL-RULES).
+
+An adapter that labels a rejected call from the text the environment returned (tau-bench,
+chat, inspect_ai, ToolSandbox) matches its families on that text with the call's own
+argument values masked (LABEL-MASK): an id such as ``U-INVALID`` in ``Usuario U-INVALID no
+existe`` is the caller's value, not the environment's verdict, so it can never make the call
+a schema failure. Users bring their own families with ``--label-rules FILE`` (LABEL-RULES):
+a TOML file of ordered ``pattern -> label`` rules per adapter, tried before the adapter's
+built-in families; the first rule whose pattern matches decides the label. The file's
+SHA-256 enters the signature.
+
+TOML layout::
+
+    [[taubench]]                # the adapter's name, as given to --adapter
+    pattern = "no existe"       # a Python regular expression (re.search on the masked text)
+    label = "dependency"        # schema | dependency | precondition | state_consistency | information
+
+    [[taubench]]
+    pattern = "(?i)no disponible"
+    label = "precondition"
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import tomllib
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+
+import attrs
+
+from prefixexec.kernel import Label
+
+from .errors import InputError
+
+#: What a masked argument value becomes in the text the families are matched on (LABEL-MASK).
+MASK = "\u2039arg\u203a"
+#: Adapters whose rejections are labelled from text, and so accept ``--label-rules``.
+TEXT_LABELLED = ("chat", "inspect", "taubench", "toolsandbox")
+_LABELS = {label.value: label for label in Label}
+
+
+def argument_values(arguments: object) -> Iterator[str]:
+    """Every scalar inside an argument value, as text (strings as they are, numbers by ``str``)."""
+    if isinstance(arguments, str):
+        yield arguments
+    elif isinstance(arguments, bool) or arguments is None:
+        return
+    elif isinstance(arguments, int | float):
+        yield str(arguments)
+    elif isinstance(arguments, Mapping):
+        for value in arguments.values():
+            yield from argument_values(value)
+    elif isinstance(arguments, list | tuple):
+        for value in arguments:
+            yield from argument_values(value)
+
+
+def mask_arguments(message: str, arguments: object) -> str:
+    """``message`` with each whole-token occurrence of an argument value replaced by :data:`MASK`.
+
+    Values are masked longest first and case-insensitively; an occurrence counts only where it
+    is not glued to a letter, digit or ``_`` on either side (LABEL-MASK).
+    """
+    values = sorted({v.strip() for v in argument_values(arguments) if v.strip()}, key=len, reverse=True)
+    for value in values:
+        pattern = re.compile(r"(?<!\w)" + re.escape(value) + r"(?!\w)", re.IGNORECASE)
+        message = pattern.sub(MASK, message)
+    return message
+
+
+@attrs.frozen(slots=True)
+class LabelRule:
+    """One user rule: the first rule whose ``pattern`` matches the masked text gives ``label``."""
+
+    pattern: re.Pattern[str]
+    label: Label
+
+
+@attrs.frozen(slots=True)
+class LabelRules:
+    """The rules of one ``--label-rules`` file for one adapter, and the file's digest."""
+
+    rules: tuple[LabelRule, ...] = ()
+    digest: str = ""
+
+    def match(self, masked: str) -> Label | None:
+        """The label of the first rule whose pattern matches ``masked`` (already masked)."""
+        for rule in self.rules:
+            if rule.pattern.search(masked):
+                return rule.label
+        return None
+
+
+NO_RULES = LabelRules()
+
+
+def file_digest(path: str) -> str:
+    """``sha256:`` and the first 12 hex digits of the file's bytes, for the signature."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(path, f"cannot read the label rules: {exc.strerror or exc}") from None
+    return "sha256:" + hashlib.sha256(data).hexdigest()[:12]
+
+
+def load_label_rules(path: str | None, adapter: str) -> LabelRules:
+    """The rules for ``adapter`` in the TOML file ``path`` (none when ``path`` is None)."""
+    if path is None:
+        return NO_RULES
+    if adapter not in TEXT_LABELLED:
+        raise InputError(
+            "--label-rules",
+            f"the {adapter} adapter does not label calls from message text "
+            f"(label rules apply to: {', '.join(TEXT_LABELLED)})",
+        )
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(path, f"cannot read the label rules: {exc.strerror or exc}") from None
+    try:
+        document = tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise InputError(path, "label rules are not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(path, f"label rules are not valid TOML: {exc}") from None
+    unknown = sorted(set(document) - set(TEXT_LABELLED))
+    if unknown:
+        raise InputError(
+            path, f"unknown adapter {unknown[0]!r} in the label rules (known: {', '.join(TEXT_LABELLED)})"
+        )
+    entries = document.get(adapter, [])
+    if not isinstance(entries, list):
+        raise InputError(path, f"[{adapter}] must be an array of tables ([[{adapter}]]), one per rule")
+    rules = tuple(_rule(entry, path, f"{adapter} rule {i}") for i, entry in enumerate(entries, 1))
+    if not rules:
+        raise InputError(path, f"the label rules hold no rule for the {adapter} adapter")
+    return LabelRules(rules, "sha256:" + hashlib.sha256(data).hexdigest()[:12])
+
+
+def _rule(entry: object, path: str, where: str) -> LabelRule:
+    if not isinstance(entry, dict):
+        raise InputError(path, f"{where}: must be a table with 'pattern' and 'label'")
+    extra = sorted(set(entry) - {"pattern", "label"})
+    if extra:
+        raise InputError(path, f"{where}: unknown key {extra[0]!r} (a rule has 'pattern' and 'label')")
+    pattern, label = entry.get("pattern"), entry.get("label")
+    if not isinstance(pattern, str) or not pattern:
+        raise InputError(path, f"{where}: 'pattern' must be a non-empty string")
+    if not isinstance(label, str) or label not in _LABELS:
+        raise InputError(path, f"{where}: 'label' must be one of {', '.join(_LABELS)}: {label!r}")
+    try:
+        compiled = re.compile(pattern)
+    except re.error as exc:
+        raise InputError(path, f"{where}: 'pattern' is not a valid regular expression: {exc}") from None
+    return LabelRule(compiled, _LABELS[label])
+
+
+def family_labels(
+    message: str,
+    arguments: object,
+    families: Sequence[tuple[Label, re.Pattern[str]]],
+    rules: LabelRules = NO_RULES,
+) -> tuple[Label, ...]:
+    """Labels of a rejection text: a user rule's label, else every built-in family that matches.
+
+    Both are matched on ``message`` with the call's argument values masked (LABEL-MASK,
+    LABEL-RULES). An empty result means no family matched; the adapter applies its default.
+    """
+    masked = mask_arguments(message, arguments)
+    chosen = rules.match(masked)
+    if chosen is not None:
+        return (chosen,)
+    return tuple(label for label, pattern in families if pattern.search(masked))
