@@ -407,7 +407,7 @@ def test_chat_mutants_of_a_hand_made_call(tmp_path: Path, capsys: pytest.Capture
 def test_chat_audit_fails_when_schemas_are_not_checked(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(chat, "schema_violation", lambda tool, arguments, where: None)
+    monkeypatch.setattr(chat.semantics, "schema_violation", lambda tool, arguments, where: None)
     code, document = audit_json(["audit", "--adapter", "chat", str(CHAT)], capsys)
     ops = operators(document)
     assert code == 1 and document["status"] == "fail"

@@ -183,7 +183,8 @@ def test_no_tool_convention() -> None:
     rollouts = read(DATA)
     assert (
         rollouts[("no_tool_needed_tools", 0)].outcome.reason
-        == "no tool call in a transcript whose task needs tools"
+        == "the rollout made no tool call, but the task offers 1 tool and the line does not set "
+        "no_tool_allowed: a task that offers tools needs at least one call (CHAT-NOTOOL)"
     )
     assert [
         rollouts[(k, 0)].outcome.fed for k in ("no_tool_needed_tools", "no_tool_no_tools", "no_tool_allowed")
