@@ -65,18 +65,40 @@ def _check_fed(instance: Outcome, attribute: attrs.Attribute[int], value: int) -
         raise ValueError(f"'fed' must be in [1, T+1] = [1, {instance.T + 1}]: {value}")
 
 
+def _action_tuple(value: Iterable[Action]) -> tuple[Action, ...]:
+    return tuple(value)
+
+
 @attrs.frozen(slots=True)
 class Outcome:
     """What prefix replay yields for one rollout: horizon T, first-error depth, label.
 
     ``fed == T + 1`` means every prefix is executable (EQ-1); then ``label`` and
     ``reason`` are ``None``. A failing rollout may be unlabelled (``label is None``).
+    ``actions`` holds a_1..a_T when :func:`replay` produced the outcome (empty for an outcome
+    recorded without its actions); it is evidence for explanations (OUT-ROLLOUTS) and takes no
+    part in equality or in any metric.
     """
 
     T: int = attrs.field(validator=_check_t)
     fed: int = attrs.field(validator=_check_fed)
     label: Label | None = attrs.field(default=None)
     reason: str | None = attrs.field(default=None)
+    actions: tuple[Action, ...] = attrs.field(default=(), converter=_action_tuple, eq=False, repr=False)
+
+    @actions.validator
+    def _check_actions(
+        self, attribute: attrs.Attribute[tuple[Action, ...]], value: tuple[Action, ...]
+    ) -> None:
+        if value and len(value) != self.T:
+            raise ValueError(f"'actions' must hold T = {self.T} actions or none: {len(value)}")
+
+    @property
+    def failing(self) -> Action | None:
+        """The first non-executable action a_FED, when the actions are known and one failed."""
+        if self.fully_executable or not self.actions:
+            return None
+        return self.actions[self.fed - 1]
 
     @label.validator
     def _check_label(self, attribute: attrs.Attribute[Label | None], value: Label | None) -> None:
@@ -124,6 +146,8 @@ def replay(semantics: Semantics[Task_contra, S], task: Task_contra, actions: Ite
     for k, action in enumerate(sequence, start=1):
         verdict = semantics.step(state, action)
         if isinstance(verdict, Rejected):
-            return Outcome(T=len(sequence), fed=k, label=verdict.label, reason=verdict.reason)
+            return Outcome(
+                T=len(sequence), fed=k, label=verdict.label, reason=verdict.reason, actions=sequence
+            )
         state = verdict.state
-    return Outcome(T=len(sequence), fed=len(sequence) + 1)
+    return Outcome(T=len(sequence), fed=len(sequence) + 1, actions=sequence)

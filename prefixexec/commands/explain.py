@@ -1,0 +1,72 @@
+"""``prefixexec explain FILE...``: which call failed, with what label and why (spec: OUT-EXPLAIN)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from prefixexec.cli import add_adapter_options, read_input
+from prefixexec.selection import parse as parse_select
+from prefixexec.selection import select
+
+NAME = "explain"
+
+
+def _trial(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0: {text}")
+    return value
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        NAME,
+        help="print each rollout's actions with their verdicts: which call failed, its label and why",
+        description="Read FILE... with --adapter and print, per rollout, the numbered actions: "
+        "executed ones marked ok, the first failing one with its label and reason, later ones as "
+        "'after the first failure (not counted)'; then T, FED and success. Colour on a terminal only.",
+    )
+    parser.add_argument("files", nargs="+", metavar="FILE", help="input files ('-' for stdin)")
+    add_adapter_options(parser)
+    parser.add_argument("--task", metavar="ID", help="only this task id")
+    parser.add_argument("--trial", type=_trial, metavar="N", help="only this trial")
+    parser.add_argument(
+        "--select",
+        action="append",
+        metavar="KEY=GLOB",
+        help="keep rollouts whose KEY (dataset, model, method, task_id) matches GLOB, or is listed "
+        "in @FILE; repeatable",
+    )
+    parser.add_argument("--failing", action="store_true", help="only rollouts that are not fully executable")
+    parser.add_argument("--json", action="store_true", help="one JSON object per rollout (rows and actions)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from prefixexec.adapters.errors import InputError
+
+    patterns = parse_select(args.select)
+    rollouts = select(read_input(args), patterns)
+    if args.task is not None:
+        rollouts = [r for r in rollouts if r.task_id == args.task]
+    if args.trial is not None:
+        rollouts = [r for r in rollouts if r.trial == args.trial]
+    if args.failing:
+        rollouts = [r for r in rollouts if not r.outcome.fully_executable]
+    if not rollouts:
+        asked = [f"--task {args.task}" if args.task is not None else "", "--failing" if args.failing else ""]
+        if args.trial is not None:
+            asked.append(f"--trial {args.trial}")
+        filters = " ".join(a for a in asked if a) or "none read"
+        raise InputError("explain", f"no rollout left to explain ({filters})")
+    from prefixexec.explain import explanation, render
+    from prefixexec.rollouts import json_line
+
+    if args.json:
+        sys.stdout.write("".join(json_line(explanation(r)) for r in rollouts))
+    else:
+        render(rollouts, sys.stdout, colour=sys.stdout.isatty())
+    return 0
