@@ -127,8 +127,10 @@ def test_json_log_is_read_incrementally(monkeypatch: pytest.MonkeyPatch) -> None
 def test_samples_stream_before_a_later_fault(tmp_path: Path) -> None:
     path = tmp_path / "log.json"
     good = sample("a", [assistant_calls(call("c1", "add"))], scores={"s": "C"})
+    # inspect's order: eval, plan, then samples (the header is complete before the samples).
     path.write_text(
-        json.dumps({"eval": HEADER})[:-1] + ', "samples": [' + json.dumps(good) + ", {bad", "utf-8"
+        json.dumps({"eval": HEADER, "plan": PLAN})[:-1] + ', "samples": [' + json.dumps(good) + ", {bad",
+        "utf-8",
     )
     items = il.iter_json_log(path)
     assert next(items)[0] == "eval"
@@ -143,6 +145,7 @@ def test_samples_stream_before_a_later_fault(tmp_path: Path) -> None:
 # Hand-built logs
 
 HEADER: dict[str, Any] = {"task": "hand", "model": "m/x", "scorers": [{"name": "s"}]}
+PLAN: dict[str, Any] = {"name": "plan", "steps": [{"solver": "generate", "params": {}}]}
 
 
 def call(
@@ -224,8 +227,14 @@ def test_error_type_labels(tmp_path: Path, error_type: str, label: Label | None)
         "a", [assistant_calls(call("c1", "add")), tool("c1", {"type": error_type, "message": "boom"})]
     )
     outcome = one(tmp_path, item).outcome
-    # The issue's table of inspect error types (INS-LABELS); the reason keeps type and message.
-    assert (outcome.T, outcome.fed, outcome.label, outcome.reason) == (1, 1, label, f"{error_type}: boom")
+    # The issue's table of inspect error types (INS-LABELS); the reason names the call and keeps
+    # type and message.
+    assert (outcome.T, outcome.fed, outcome.label, outcome.reason) == (
+        1,
+        1,
+        label,
+        f"call 1 add (id c1): {error_type}: boom",
+    )
 
 
 @pytest.mark.spec("INS-EXEC")
@@ -236,7 +245,7 @@ def test_tool_not_offered_without_an_error(tmp_path: Path) -> None:
     assert (outcome.fed, outcome.label, outcome.reason) == (
         1,
         Label.SCHEMA,
-        "tool 'rm' was not offered to the model",
+        "call 1 rm (id c1): tool 'rm' was not offered to the model",
     )
 
 
@@ -269,8 +278,8 @@ def test_several_checks_give_several_labels(tmp_path: Path) -> None:
     outcome = one(tmp_path, item).outcome
     # schema (parse error, not offered) and precondition: schema comes first in the tie-break.
     assert outcome.label is Label.SCHEMA
-    assert (
-        outcome.reason == "parse_error: bad json; tool 'rm' was not offered to the model; permission: denied"
+    assert outcome.reason == (
+        "call 1 rm (id c1): parse_error: bad json; tool 'rm' was not offered to the model; permission: denied"
     )
 
 
@@ -280,7 +289,7 @@ def test_unanswered_call_and_orphan_tool_message(tmp_path: Path) -> None:
     outcome = one(tmp_path, sample("a", messages)).outcome
     # The orphan tool message is no action; c1 has no tool message, c2 answered fine.
     assert (outcome.T, outcome.fed, outcome.label) == (2, 1, None)
-    assert outcome.reason == "no tool message answers call 'c1'"
+    assert outcome.reason == "call 1 add (id c1): no tool message answers this call (the sample ended first)"
 
 
 @pytest.mark.spec("INS-CALLS")
@@ -299,17 +308,69 @@ def test_repeated_call_ids_answer_in_order(tmp_path: Path) -> None:
 @pytest.mark.spec("INS-NOTOOL")
 def test_no_tool_convention(tmp_path: Path) -> None:
     rollouts = by_key(read(EVAL_LOG))
-    # Offered tools, no call: FED = 1, unlabelled. No tools offered: FED = 2.
+    # Offered tools, no call: FED = 1, unlabelled, and the reason says what decided it (the
+    # seven tools of make_inspect_logs.all_tools()). No tools offered: FED = 2.
     assert (rollouts[("notool", 1)].outcome.fed, rollouts[("notool", 1)].outcome.label) == (1, None)
-    assert rollouts[("notool", 1)].outcome.reason == "no tool call in a sample that was offered tools"
+    assert rollouts[("notool", 1)].outcome.reason == (
+        "no tool call (the terminal no-tool action), not allowed: the model was offered tools "
+        "(add, binary, flaky, read_file, slow, strict, write_file)"
+    )
     assert rollouts[("notool_free", 1)].outcome.fed == 2
+    assert rollouts[("notool_free", 1)].meta["no_tool"] == "every model event of the sample offered no tools"
     # metadata.no_tool_allowed overrides the offered tools either way.
     allowed = sample("a", [], metadata={"no_tool_allowed": True})
     assert one(tmp_path, allowed).outcome.fed == 2
     refused = sample("b", [], events=[model_event([])], metadata={"no_tool_allowed": False})
-    assert one(tmp_path, refused).outcome.fed == 1
-    # No model events at all: nothing says the task is tool-free.
-    assert one(tmp_path, sample("c", [], events=[])).outcome.fed == 1
+    assert one(tmp_path, refused).outcome.reason == (
+        "no tool call (the terminal no-tool action), not allowed: "
+        "the sample's metadata.no_tool_allowed is false"
+    )
+
+
+@pytest.mark.spec("INS-NOTOOL", "INS-CALLS")
+def test_no_tool_with_tool_messages_but_no_call(tmp_path: Path) -> None:
+    # No model events, but tool messages that answer no recorded call: tools were in use.
+    item = sample("a", [tool("x1"), tool("x2")], events=[])
+    outcome = one(tmp_path, item).outcome
+    assert (outcome.T, outcome.fed, outcome.label) == (1, 1, None)
+    assert outcome.reason == (
+        "no tool call (the terminal no-tool action), not allowed: the sample has 2 tool messages (f) "
+        "although it records no call: tools were in use"
+    )
+
+
+@pytest.mark.spec("INS-NOTOOL", "INS-FILES")
+def test_no_tool_with_tools_from_the_plan(tmp_path: Path) -> None:
+    # No model events and no tool messages, but the plan's use_tools step gives a tool.
+    plan = {"steps": [{"solver": "use_tools", "params": {"tools": [{"type": "tool", "name": "take_sum"}]}}]}
+    path = tmp_path / "plan.json"
+    document = {"eval": HEADER, "plan": plan, "samples": [sample("a", [], events=[])]}
+    path.write_text(json.dumps(document), encoding="utf-8")
+    (rollout,) = read(path)
+    assert (rollout.outcome.fed, rollout.condition.method) == (1, "use_tools")
+    assert rollout.outcome.reason == (
+        "no tool call (the terminal no-tool action), not allowed: the plan's use_tools step gives the "
+        "model tools (take_sum)"
+    )
+    # A use_tools step without tools says nothing: unknown (INS-NOTOOL-UNKNOWN).
+    plan["steps"][0]["params"] = {"tools": []}
+    path.write_text(json.dumps(document), encoding="utf-8")
+    assert read(path)[0].outcome.fed == 2
+
+
+@pytest.mark.spec("INS-NOTOOL-UNKNOWN")
+def test_no_tool_when_the_log_says_nothing_about_tools(tmp_path: Path) -> None:
+    # No model events, no tool message, no plan: unknown is not offered, the action is allowed.
+    rollout = one(tmp_path, sample("c", [], events=[]))
+    assert (rollout.outcome.T, rollout.outcome.fed, rollout.outcome.label) == (1, 2, None)
+    assert rollout.meta["no_tool"] == (
+        "the log records nothing about tools (no model event lists tools, no tool message, no "
+        "use_tools step in the plan): unknown is taken as not offered (INS-NOTOOL-UNKNOWN)"
+    )
+    # Model events that carry no 'tools' key say nothing either; one with tools decides.
+    silent = {"event": "model", "output": {"choices": []}}
+    assert one(tmp_path, sample("d", [], events=[silent])).outcome.fed == 2
+    assert one(tmp_path, sample("e", [], events=[silent, model_event(["add"])])).outcome.fed == 1
 
 
 @pytest.mark.spec("INS-SUCCESS")
@@ -350,24 +411,51 @@ def test_scorer_and_threshold() -> None:
     )
 
 
-@pytest.mark.spec("INS-SUCCESS")
-@pytest.mark.parametrize(
-    ("value", "threshold", "y"),
-    [
-        ("C", None, True),
-        ("I", None, False),
-        ("P", 0.0, False),
-        (True, None, True),
-        (False, None, False),
-        (0.9, None, False),
-        (0.9, 0.9, True),
-        (2, None, True),
-        (None, None, False),
-    ],
-)
+# (value, --threshold, Y) under inspect's value_to_float() (INS-VALUE): the float of each value,
+# read off inspect_ai's src/inspect_ai/scorer/_metric.py, then compared with the threshold (1.0
+# by default).
+SCORE_VALUES: list[tuple[Any, float | None, bool]] = [
+    ("C", None, True),  # CORRECT 1
+    ("I", None, False),  # INCORRECT 0
+    ("N", None, False),  # NOANSWER 0
+    ("I", 0.0, True),  # 0 >= 0
+    ("P", None, False),  # PARTIAL 0.5 < 1
+    ("P", 0.5, True),  # 0.5 >= 0.5
+    ("P", 0.6, False),
+    ("yes", None, True),  # "yes"/"true" 1, in any case
+    ("TRUE", None, True),
+    ("No", 0.0, True),  # "no" 0 >= 0
+    ("false", 0.5, False),
+    ("0.75", 0.7, True),  # a number written as a string
+    ("0.75", None, False),
+    ("nan", 0.0, True),  # not a finite number: inspect gives 0, and 0 >= 0
+    ("excellent", None, False),  # any other string 0
+    ("c", None, False),  # the constants are case-sensitive: "c" is 0
+    (True, None, True),
+    (False, None, False),
+    (0.9, None, False),
+    (0.9, 0.9, True),
+    (2, None, True),
+    (None, None, False),  # no value
+]
+
+
+@pytest.mark.spec("INS-SUCCESS", "INS-VALUE")
+@pytest.mark.parametrize(("value", "threshold", "y"), SCORE_VALUES)
 def test_score_values(tmp_path: Path, value: Any, threshold: float | None, y: bool) -> None:
     item = sample("a", [], scores={"s": value})
     assert one(tmp_path, item, threshold=threshold).success is y
+
+
+@pytest.mark.spec("INS-VALUE")
+def test_value_to_float_matches_inspects_table() -> None:
+    # inspect's to_float(): C 1, P 0.5, I 0, N 0, yes/true 1, no/false 0, "3.5" 3.5, others 0.
+    table = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0, "Yes": 1.0, "true": 1.0, "NO": 0.0, "False": 0.0}
+    assert {k: il.value_to_float(k) for k in table} == table
+    assert (il.value_to_float("3.5"), il.value_to_float("inf"), il.value_to_float("A")) == (3.5, 0.0, 0.0)
+    assert (il.value_to_float(True), il.value_to_float(0), il.value_to_float(None)) == (1.0, 0.0, None)
+    # A non-finite number is never a success, whatever the threshold.
+    assert not il.is_success(float("nan"), -1.0) and not il.is_success(float("inf"), 0.0)
 
 
 @pytest.mark.spec("INS-DATASET")
@@ -540,3 +628,161 @@ def test_unknown_scorer_and_bad_threshold(capsys: pytest.CaptureFixture[str]) ->
     err = cli_error([str(JSON_LOG), "--scorer", "acuracy"], capsys)
     assert "no scorer named 'acuracy' in this log (scorers: outcome, quality)" in err
     assert "must be a finite number" in cli_error([str(JSON_LOG), "--threshold", "inf"], capsys)
+
+
+# ---------------------------------------------------------------------------------------------
+# Header parts in both formats, older logs, logs without tool results, user label rules
+
+
+def eval_archive(path: Path, header: dict[str, Any], samples: list[dict[str, Any]]) -> Path:
+    """A deflated .eval archive with ``header`` as header.json and one member per sample."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("header.json", json.dumps(header))
+        for item in samples:
+            archive.writestr(f"samples/{item['id']}_epoch_{item['epoch']}.json", json.dumps(item))
+    return path
+
+
+@pytest.mark.spec("INS-FILES", "INS-SUCCESS")
+def test_results_scores_are_read_in_both_formats(tmp_path: Path) -> None:
+    # No eval.scorers: the scorer is the first of results.scores ("b"), in .json as in .eval.
+    spec = {"task": "hand", "model": "m/x"}
+    results = {"scores": [{"name": "b", "scorer": "b"}, {"name": "a", "scorer": "a"}]}
+    samples = [
+        sample("1", [], scores={"a": "C", "b": "I"}),
+        sample("2", [], scores={"a": "I", "b": "C"}),
+        sample("3", []),  # never scored: Y = 0
+    ]
+    document = {"eval": spec, "plan": PLAN, "results": results, "samples": samples}
+    json_log = tmp_path / "log.json"
+    json_log.write_text(json.dumps(document), encoding="utf-8")
+    eval_log = eval_archive(tmp_path / "log.eval", {"eval": spec, "plan": PLAN, "results": results}, samples)
+    for path in (json_log, eval_log):
+        rollouts = by_key(read(path))
+        assert {k[0]: (r.success, r.meta["scorer"]) for k, r in rollouts.items()} == {
+            "1": (False, "b"),
+            "2": (True, "b"),
+            "3": (False, "b"),
+        }
+    # --scorer chooses another one the header names.
+    assert [r.success for r in read(json_log, scorer="a")] == [True, False, False]
+
+
+@pytest.mark.spec("INS-FILES")
+def test_samples_wait_for_a_complete_header(tmp_path: Path) -> None:
+    # A .json log with samples before results: the samples are held until results is read, so
+    # the scorer named there applies to every sample (not the first sample's first score "a").
+    samples = [sample("1", [], scores={"a": "C", "b": "I"}), sample("2", [], scores={"a": "C", "b": "C"})]
+    spec = {"task": "hand", "model": "m/x"}
+    text = (
+        '{"eval": ' + json.dumps(spec) + ', "plan": ' + json.dumps(PLAN) + ', "samples": '
+        + json.dumps(samples) + ', "results": {"scores": [{"name": "b"}]}}'
+    )  # fmt: skip
+    path = tmp_path / "late.json"
+    path.write_text(text, encoding="utf-8")
+    items = list(il.iter_json_log(path))
+    assert [kind for kind, _, _ in items] == ["eval", "sample", "sample"]
+    assert items[0][2]["results"] == {"scores": [{"name": "b"}]}
+    assert [(r.task_id, r.success) for r in read(path)] == [("1", False), ("2", True)]
+    # Without plan and results the header is complete only at the end of the document.
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps({"eval": spec, "samples": samples}), encoding="utf-8")
+    assert [r.meta["scorer"] for r in read(bare)] == ["a", "a"]
+
+
+@pytest.mark.spec("INS-FILES", "INS-NOTOOL", "INS-EXEC")
+def test_events_of_older_logs_are_under_transcript(tmp_path: Path) -> None:
+    # inspect before 0.3.4x wrote sample.transcript.events (inspect itself migrates it to events).
+    old = sample("a", [], events=[])
+    del old["events"]
+    old["transcript"] = {"events": [model_event([])], "content": {}}
+    assert one(tmp_path, old).outcome.fed == 2  # offered no tools: the no-tool action is allowed
+    assert one(tmp_path, old).meta["no_tool"] == "every model event of the sample offered no tools"
+    called = sample("b", [assistant_calls(call("c1", "rm")), tool("c1")], events=[])
+    del called["events"]
+    called["transcript"] = {"events": [model_event(["add"])]}
+    outcome = one(tmp_path, called).outcome
+    assert (outcome.fed, outcome.label) == (1, Label.SCHEMA)  # rm was not offered
+
+
+@pytest.mark.spec("INS-NO-RESULTS", "INS-ERRORS")
+def test_a_log_with_calls_but_no_tool_result_stops(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    quiet = [
+        sample("1", [assistant_calls(call("c1", "add")), {"role": "assistant", "content": "5"}]),
+        sample("2", [assistant_calls(call("c2", "add"), call("c3", "f"))]),
+        sample("3", []),
+    ]
+    path = write_log(tmp_path, quiet)
+    err = cli_error([str(path)], capsys)
+    assert err == (
+        f"prefixexec: error: {path}: the log records 3 tool calls but not one tool result (no 'tool' "
+        "message in any sample): its writer does not log tool results, so whether the calls executed "
+        "cannot be read (INS-NO-RESULTS)\n"
+    )
+    # Per log: one tool message anywhere in the log and it is read; the unanswered calls fail.
+    quiet[2] = sample("3", [tool("orphan")])
+    rollouts = by_key(read(write_log(tmp_path, quiet)))
+    assert [rollouts[(k, 1)].outcome.fed for k in ("1", "2", "3")] == [1, 1, 1]
+    # Another log given with it does not hide the fault of this one.
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps({"eval": HEADER, "samples": [sample("9", [])]}), encoding="utf-8")
+    quiet[2] = sample("3", [])
+    assert "not one tool result" in cli_error([str(good), str(write_log(tmp_path, quiet))], capsys)
+
+
+def rules_file(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "rules.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.spec("INS-LABEL-RULES", "INS-LABELS")
+def test_user_label_rules_on_the_masked_error_text(tmp_path: Path) -> None:
+    # A ToolError (type "unknown") whose message repeats the model's own argument "U-INVALID".
+    error = {"type": "unknown", "message": "Usuario U-INVALID no existe"}
+    item = sample(
+        "a", [assistant_calls(call("c1", "add", {"user_id": "U-INVALID"})), tool("c1", error)]
+    )
+    path = write_log(tmp_path, [item])
+    # Without rules: the type's label (state_consistency).
+    assert read(path)[0].outcome.label is Label.STATE_CONSISTENCY
+    # A rule on "INVALID" never fires on the masked argument; the rule on "no existe" decides.
+    rules = rules_file(
+        tmp_path,
+        '[[inspect]]\npattern = "INVALID"\nlabel = "schema"\n\n'
+        '[[inspect]]\npattern = "no existe"\nlabel = "dependency"\n',
+    )
+    (rollout,) = read(path, label_rules=str(rules))
+    assert (rollout.outcome.label, rollout.outcome.reason) == (
+        Label.DEPENDENCY,
+        "call 1 add (id c1): unknown: Usuario U-INVALID no existe",
+    )
+    # Rules see the type too, and the first matching rule wins over the type table.
+    typed = rules_file(tmp_path, '[[inspect]]\npattern = "^unknown: "\nlabel = "precondition"\n')
+    assert read(path, label_rules=str(typed))[0].outcome.label is Label.PRECONDITION
+    # A rule that matches nothing leaves the type's label; parse errors stay schema.
+    other = rules_file(tmp_path, '[[inspect]]\npattern = "quota"\nlabel = "precondition"\n')
+    assert read(path, label_rules=str(other))[0].outcome.label is Label.STATE_CONSISTENCY
+    bad = sample("b", [assistant_calls(call("c1", "add", parse_error="no existe")), tool("c1")])
+    assert read(write_log(tmp_path, [bad]), label_rules=str(rules))[0].outcome.label is Label.SCHEMA
+
+
+@pytest.mark.spec("INS-LABEL-RULES")
+def test_label_rules_on_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    error = {"type": "unknown", "message": "Reservation ZZ9 not found"}
+    messages = [assistant_calls(call("c1", "add", {"id": "ZZ9"})), tool("c1", error)]
+    item = sample("a", messages, scores={"s": "I"})
+    path = write_log(tmp_path, [item])
+    rules = rules_file(tmp_path, '[[inspect]]\npattern = "not found"\nlabel = "dependency"\n')
+    assert main(["score", "--adapter", "inspect", str(path), "--json", "--bootstrap", "0",
+                 "--label-rules", str(rules)]) == 0  # fmt: skip
+    document = json.loads(capsys.readouterr().out)
+    (condition,) = document["conditions"]
+    assert condition["labels"]["dependency"] == 1 and condition["labels"]["state_consistency"] == 0
+    assert "[label-rules=sha256:" in document["signature"]
+    # A rules file without an [[inspect]] rule is refused before any log is read.
+    taubench_only = rules_file(tmp_path, '[[taubench]]\npattern = "x"\nlabel = "schema"\n')
+    err = cli_error([str(path), "--label-rules", str(taubench_only)], capsys)
+    assert "no rule for the inspect adapter" in err
