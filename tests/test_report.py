@@ -151,7 +151,7 @@ def test_golden_table_numbers_are_independently_right() -> None:
             assert math.isclose(float(row["RR_lo"]), lo, abs_tol=1e-12)
             assert math.isclose(float(row["RR_hi"]), hi, abs_tol=1e-12)
         else:
-            assert row["RR"] == row["RR_exact"] == row["RR_lo"] == "n/a"
+            assert row["RR"] == row["RR_exact"] == row["RR_lo"] == ""  # REP-CSV: undefined is empty
         for name, data in (
             ("TER", [float(f) for f in full]),
             ("success", [float(y) for y in Y]),
@@ -175,7 +175,7 @@ def test_golden_bold_marks_ties_at_printed_precision() -> None:
     assert (a["TER_best"], b["TER_best"], c["TER_best"]) == ("true", "false", "true")
     # RR: undefined (n/a) is never bold, whatever else is in the column.
     m2a = rows[("alpha", "m2", "a")]
-    assert m2a["RR"] == "n/a" and m2a["RR_best"] == "false"
+    assert m2a["RR"] == "" and m2a["RR_best"] == "false"
     assert rows[("alpha", "m2", "b")]["RR_best"] == "true"
     md = (GOLDEN / "report_table.md").read_text(encoding="utf-8")
     assert "| a | 5 | **0.40** [0.00, 0.80] | 2.60 [1.60, 3.40] | **0.57** [0.23, 0.90] | 3 |" in md
@@ -454,7 +454,7 @@ def test_without_intervals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert not re.search(r"\[\d", md)
     assert "No intervals (--bootstrap 0)." in md and md.rstrip().endswith("adapter:records|boot:0`")
     row = read_csv(tmp_path / "table.csv")[0]
-    assert row["TER_lo"] == row["TER_hi"] == "n/a" and row["TER_exact"] == "2/5"
+    assert row["TER_lo"] == row["TER_hi"] == "" and row["TER_exact"] == "2/5"
 
 
 # ------------------------------------------------------------------------ progress
@@ -562,3 +562,30 @@ def test_main_table_cells_carry_the_intervals_of_inference() -> None:
     assert cells[5].interval == first.intervals.RR_wilson
     files = render_files(report)
     assert list(files) == list(FILES)
+
+
+@pytest.mark.spec("REP-ROUND")
+@pytest.mark.parametrize(
+    ("value", "printed"),
+    [
+        (Fraction(53, 8), "6.63"),  # 6.625: a tie, half up (format() gives 6.62)
+        (6.625, "6.63"),  # the same tie as a double (6.625 is exact in binary)
+        (Fraction(1, 8), "0.13"),
+        (Fraction(-1, 8), "-0.13"),  # half away from zero
+        (-0.001, "0.00"),  # never -0.00
+        (Fraction(17, 30), "0.57"),
+        (0.285, "0.28"),  # the double nearest 0.285 is 0.28499999999999998002: below the tie
+        (Fraction(57, 200), "0.29"),  # the exact 0.285 is a tie: up
+    ],
+)
+def test_half_up_on_the_exact_value(value: Fraction | float, printed: str) -> None:
+    from prefixexec.report.model import fmt
+
+    assert fmt(value) == printed
+
+
+@pytest.mark.spec("REP-CSV")
+def test_no_csv_of_a_report_writes_n_a(golden_dir: Path) -> None:
+    for name in ("table.csv", "checkpoints.csv", "labels.csv"):
+        text = (golden_dir / name).read_text(encoding="utf-8")
+        assert "n/a" not in text and ",," in text  # undefined cells exist in this input, empty

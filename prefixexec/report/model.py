@@ -11,6 +11,7 @@ intervals and printed text.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from types import MappingProxyType
@@ -177,10 +178,23 @@ def build_report(
 # ----------------------------------------------------------------------------------- cells
 
 
-def _fixed(value: float, digits: int) -> str:
-    text = f"{value:.{digits}f}"
-    # A float a hair below zero (e.g. a Wilson bound at p = 0) must not print as "-0.00".
-    return text[1:] if text.startswith("-") and float(text) == 0 else text
+def half_up(value: Fraction | float, digits: int) -> str:
+    """``value`` rounded half away from zero to ``digits`` decimals, on its exact value (REP-ROUND).
+
+    A float is taken as the exact rational of its double, so 6.625 prints ``6.63`` and 0.125
+    prints ``0.13`` (Python's ``format`` rounds the same ties to even: ``6.62``, ``0.12``). A
+    value that rounds to zero prints without a sign (never ``-0.00``).
+    """
+    exact = Fraction(value)
+    scale = 10**digits
+    units = math.floor(abs(exact) * scale + Fraction(1, 2))
+    sign = "-" if exact < 0 and units != 0 else ""
+    whole, part = divmod(units, scale)
+    return f"{sign}{whole}.{part:0{digits}d}" if digits > 0 else f"{sign}{whole}"
+
+
+def _fixed(value: float | Fraction, digits: int) -> str:
+    return half_up(value, digits)
 
 
 def fmt(value: Fraction | float | int | None, digits: int = DIGITS) -> str:
@@ -189,7 +203,7 @@ def fmt(value: Fraction | float | int | None, digits: int = DIGITS) -> str:
         return NA
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
-    return _fixed(float(value), digits)
+    return _fixed(value, digits)
 
 
 def fmt_interval(interval: Interval, digits: int = DIGITS) -> str:

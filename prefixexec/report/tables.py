@@ -51,7 +51,8 @@ BOLD_CAPTION = (
 
 MAIN_CAPTION = (
     "RR-Eligible counts the rollouts with FED <= T (no interval). Higher TER, AUC-PEC and success are "
-    "better; mean FED must be read with the horizons; RR is conditional on a first failure."
+    "better; mean FED must be read with the horizons; RR is conditional on a first failure. "
+    "Printed values are rounded half up on the exact value."
 )
 
 
@@ -226,12 +227,12 @@ def _exact(value: Fraction) -> str:
 
 
 def _float(value: Fraction | float | None) -> str:
-    """Full precision: the shortest repr of the nearest double (``n/a`` when undefined)."""
-    return NA if value is None else repr(float(value))
+    """Full precision: the shortest repr of the nearest double (empty when undefined, REP-CSV)."""
+    return "" if value is None else repr(float(value))
 
 
 def _exact_text(value: Fraction | int | None) -> str:
-    return NA if value is None else str(value)
+    return "" if value is None else str(value)
 
 
 def _csv(rows: Sequence[Sequence[str]]) -> str:
