@@ -464,7 +464,8 @@ def test_tau2_reasons(tmp_path: Path) -> None:
     assert "never occurred" in (got[("gold", 1)].outcome.reason or "")
     assert (
         got[("gold", 4)].outcome.reason
-        == "terminal no-tool action, but the task has 1 gold assistant action(s)"
+        == "terminal no-tool action: the rollout made no tool call, which the task does not allow "
+        "(it has 1 gold assistant action(s))"
     )
 
 
@@ -615,7 +616,10 @@ def test_v1_respond_is_not_a_gold_action(tmp_path: Path) -> None:
     with_tool = v1_record(1, 0, [v1_user("hi")], gold=("respond", "get_user_details"))
     got = by_key(taubench.read([str(write(tmp_path / "m-airline.json", [only_respond, with_tool]))], NONE))
     assert (got[("0", 0)].outcome.fed, got[("1", 0)].outcome.fed) == (2, 1)
-    assert got[("1", 0)].outcome.reason == "terminal no-tool action, but the task has 1 gold action(s)"
+    assert got[("1", 0)].outcome.reason == (
+        "terminal no-tool action: the rollout made no tool call, which the task does not allow "
+        "(it has 1 gold action(s))"
+    )
 
 
 @pytest.mark.spec("TAU-CRASH")

@@ -1,0 +1,859 @@
+"""tau-bench result files -> rollouts: v1 result lists and tau2/tau^3 ``results.json`` (TAU-FORMAT).
+
+Reads the recorded trajectories (TAU-CALLS, TAU-PAIR), the environment's verdict on each call
+(TAU-EXEC), the gold the no-tool rule needs (TAU-NOTOOL), the calls an agent wrote as text
+(TAU-TEXT-CALL) and the condition names (TAU-DATASET, TAU-V1-NAME, TAU-V1-DOMAIN). Every file
+is validated completely before anything is returned (TAU-ERRORS); an empty run is reported on
+stderr and contributes nothing (TAU-EMPTY). Model output is data: arguments are parsed as JSON or
+as a Python literal (``ast.literal_eval``), never evaluated.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import attrs
+
+from prefixexec.kernel import ConditionKey, Rollout, ToolCall, replay
+
+from ..errors import InputError
+from ..labels import NO_RULES, LabelRules, load_label_rules
+from ..records import STDIN, parse_json_line, unique_rollouts
+from ..shape import kind, need_dict, need_list, need_number, need_str, task_id, trial
+from .semantics import DOMAIN_ID_PREFIXES, TAU, Exchange, TauTask, shorten
+
+if TYPE_CHECKING:
+    from .. import AdapterOptions
+
+#: Dataset names are ``tau-bench/<domain>`` (TAU-DATASET).
+DATASET_PREFIX = "tau-bench/"
+#: Domains recognised in a v1 file name (TAU-DATASET).
+KNOWN_DOMAINS = ("airline", "retail", "telecom")
+#: v1 method when neither ``--method``, the records nor the file name gives one: tau-bench's default.
+DEFAULT_METHOD_V1 = "tool-calling"
+#: tau2 method when neither ``--method`` nor ``info.agent_info.implementation`` gives one.
+DEFAULT_METHOD_TAU2 = "llm_agent"
+#: tau2 termination reasons under which the benchmark grades the rollout (TAU-SUCCESS).
+STOP_REASONS = frozenset({"user_stop", "agent_stop"})
+
+# --- file names (TAU-DATASET, TAU-V1-NAME) ---------------------------------------------------------
+#: tau-bench v1 ``run.py`` checkpoint name (forks append other tails after the range):
+#: ``<strategy>-<model>-<temperature>_range_<start>-<end>[_user-<user model>-<user strategy>]_<time>``.
+_V1_CHECKPOINT = re.compile(r"^(?P<head>.+)-(?P<temperature>\d+(?:\.\d+)?)_range_-?\d+--?\d+(?:_.*)?$")
+#: ``<model>-<domain>`` as in tau-bench's ``historical_trajectories/gpt-4o-airline.json``.
+_V1_MODEL_DOMAIN = re.compile(r"^(?P<model>.+)[-_](?P<domain>" + "|".join(KNOWN_DOMAINS) + r")$")
+#: The first line of a tau-bench system prompt: ``# Airline Agent Policy``, ``# Retail agent policy``.
+_POLICY_HEADING = re.compile(r"^#\s*(?P<domain>[A-Za-z]+)\s+agent\s+policy\b", re.IGNORECASE)
+#: Where a model name starts (TAU-V1-NAME): the model families of tau-bench runs' model names.
+MODEL_FAMILIES = (
+    "gpt", "chatgpt", "o1", "o3", "o4", "claude", "gemini", "gemma", "llama", "meta-llama", "mistral",
+    "mixtral", "ministral", "codestral", "qwen", "qwq", "deepseek", "grok", "command", "phi", "glm",
+    "kimi", "nova", "sonnet", "haiku", "opus",
+)  # fmt: skip
+_MODEL_START = re.compile(
+    r"^(?:" + "|".join(re.escape(f) for f in MODEL_FAMILIES) + r")(?=$|[-_.:0-9])", re.I
+)
+#: Record fields that name the model / the agent strategy, when a writer keeps them (TAU-V1-NAME).
+_MODEL_FIELDS = ("model", "agent_model", "model_name")
+_STRATEGY_FIELDS = ("agent_strategy", "strategy")
+
+#: Tools only one tau-bench v1 domain has (sierra-research/tau-bench, tau_bench/envs/*/tools/),
+#: for a v1 file whose name and system prompt do not say the domain (TAU-V1-DOMAIN).
+DOMAIN_TOOLS: Mapping[str, frozenset[str]] = {
+    "airline": frozenset(
+        {
+            "book_reservation", "cancel_reservation", "get_reservation_details", "list_all_airports",
+            "search_direct_flight", "search_onestop_flight", "send_certificate",
+            "update_reservation_baggages", "update_reservation_flights", "update_reservation_passengers",
+        }
+    ),
+    "retail": frozenset(
+        {
+            "cancel_pending_order", "exchange_delivered_order_items", "find_user_id_by_email",
+            "find_user_id_by_name_zip", "get_order_details", "get_product_details", "list_all_product_types",
+            "modify_pending_order_address", "modify_pending_order_items", "modify_pending_order_payment",
+            "modify_user_address", "return_delivered_order_items",
+        }
+    ),
+}  # fmt: skip
+
+# --- calls written as text (TAU-TEXT-CALL) -------------------------------------------------------------
+_NAME_KEYS = ("name", "action", "tool", "tool_name", "function")
+_ARGUMENT_KEYS = ("arguments", "action_input", "parameters", "args", "tool_input", "input", "kwargs")
+_WRAPPER_KEYS = ("function_call", "tool_call", "tool_calls", "function", "call", "tool")
+_TOOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$")
+#: Only this much of a reply is searched for calls written as text, and this many ``{`` tried.
+_TEXT_CALL_SCAN = 100_000
+_TEXT_CALL_TRIES = 500
+
+# --- v1 tool messages (TAU-EXEC) -----------------------------------------------------------------------
+#: A custom v1 agent (the "assertions-agent" of avaljotsingh/tau-bench) records an environment
+#: error as the comment ``# var_<n> = "<observation>"``; the verdict is read from the observation.
+_COMMENTED_OBSERVATION = re.compile(r'^#\s*[A-Za-z_]\w*\s*=\s*"(?P<text>.*)"\s*$', re.DOTALL)
+#: Longest argument text parsed as a Python literal.
+_LITERAL_LIMIT = 100_000
+
+
+def _fail(where: str, what: str) -> NoReturn:
+    raise InputError(where, what)
+
+
+def load(path: str) -> tuple[str, Any]:
+    """``(name, decoded JSON)`` of a results file (``-``: stdin); faults raise InputError."""
+    name = "<stdin>" if path == STDIN else path
+    try:
+        text = sys.stdin.read() if path == STDIN else Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        _fail(name, "no such file")
+    except IsADirectoryError:
+        _fail(name, "is a directory, expected a tau-bench results JSON file")
+    except UnicodeDecodeError as exc:
+        _fail(name, f"not UTF-8 text ({exc.reason} at byte {exc.start})")
+    except PermissionError:
+        _fail(name, "permission denied")
+    try:
+        return name, parse_json_line(text)
+    except ValueError as exc:
+        _fail(name, f"not valid JSON: {exc}")
+
+
+# ================================================================================ trajectories
+
+
+@attrs.define
+class Builder:
+    """Collects the exchanges of one trajectory while its messages are read in order (TAU-PAIR).
+
+    A tool message with a call id answers the earliest still unanswered call with that id: ids
+    may repeat within a trajectory (the v1 fixture reuses OpenAI call ids), never while open. A
+    v1 tool message without an id answers the one call still waiting for an answer; with none or
+    several waiting the recording is ambiguous and refused.
+    """
+
+    calls: list[ToolCall] = attrs.field(factory=list)
+    contexts: list[tuple[str, ...]] = attrs.field(factory=list)
+    answers: dict[int, tuple[bool, str]] = attrs.field(factory=dict)
+    pending: list[int] = attrs.field(factory=list)
+    open_other: dict[str, int] = attrs.field(factory=dict)
+    buffer: list[str] = attrs.field(factory=list)
+    #: Calls written as text in replies (TAU-TEXT-CALL): ``(where, tool name)``.
+    text_calls: list[tuple[str, str]] = attrs.field(factory=list)
+
+    def see(self, text: object) -> None:
+        """The agent sees ``text`` (a user message or an observation of one of its calls)."""
+        if isinstance(text, str) and text:
+            self.buffer.append(text)
+
+    def add_call(self, call: ToolCall) -> None:
+        """Append a trajectory call; it takes the texts seen since the previous call as context."""
+        self.pending.append(len(self.calls))
+        self.calls.append(call)
+        self.contexts.append(tuple(self.buffer))
+        self.buffer = []
+
+    def add_other_call(self, call_id: str) -> None:
+        """A call outside the trajectory (tau2: requested by the user), answered but not scored."""
+        self.open_other[call_id] = self.open_other.get(call_id, 0) + 1
+
+    def answer(self, call_id: str | None, accepted: bool, content: str, where: str) -> None:
+        """Pair a tool message with its call (TAU-PAIR) and record the verdict."""
+        if call_id is None:
+            if len(self.pending) != 1:
+                waiting = (
+                    "no call is waiting for an answer"
+                    if not self.pending
+                    else f"{len(self.pending)} calls are waiting for an answer "
+                    f"(calls {', '.join(str(i + 1) for i in self.pending)}): cannot tell which it answers"
+                )
+                _fail(where, f"tool message without a call id answers no call by position: {waiting}")
+            index = self.pending.pop()
+        else:
+            index = next((i for i in self.pending if self.calls[i].call_id == call_id), -1)
+            if index < 0:
+                if self.open_other.get(call_id, 0) > 0:
+                    self.open_other[call_id] -= 1
+                    return
+                _fail(where, f"tool message answers no call: no earlier unanswered call has id {call_id!r}")
+            self.pending.remove(index)
+        self.answers[index] = (accepted, content)
+        self.see(content)
+
+    def exchanges(self) -> tuple[Exchange, ...]:
+        out: list[Exchange] = []
+        for index, (call, context) in enumerate(zip(self.calls, self.contexts, strict=True)):
+            accepted, content = self.answers.get(index, (False, ""))
+            out.append(Exchange(call, index in self.answers, accepted, content, context))
+        return tuple(out)
+
+
+def _json_like(value: object, depth: int = 0) -> bool:
+    if depth > 50:
+        return False
+    if value is None or isinstance(value, str | int | float | bool):
+        return True
+    if isinstance(value, list | tuple):
+        return all(_json_like(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _json_like(v, depth + 1) for k, v in value.items())
+    return False
+
+
+def parse_arguments(raw: object) -> dict[str, Any]:
+    """A call's arguments (TAU-CALLS): a JSON object, or a JSON object string, or else a Python
+    dict literal string (``str(kwargs)``, as some v1 forks record it) read with
+    ``ast.literal_eval`` and kept only if it is JSON-like data. Anything else: no arguments.
+    """
+    if isinstance(raw, dict):
+        return raw
+    if not isinstance(raw, str):
+        return {}
+    try:
+        value: object = json.loads(raw)
+    except ValueError:
+        value = None
+        if len(raw) <= _LITERAL_LIMIT:
+            try:
+                value = ast.literal_eval(raw.strip())
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                value = None
+    if isinstance(value, dict) and _json_like(value):
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in value.items()}
+    return {}
+
+
+def v1_verdict(content: str) -> tuple[bool, str]:
+    """``(accepted, observation)`` of a v1 tool message (TAU-EXEC).
+
+    Rejected iff the observation starts with ``Error`` or ``Unknown action``; a commented
+    assignment ``# var_<n> = "<text>"`` (a fork's record of an environment error) is judged
+    on ``<text>``, which is then the observation.
+    """
+    wrapped = _COMMENTED_OBSERVATION.match(content)
+    text = wrapped["text"] if wrapped else content
+    return not (text.startswith("Error") or text.startswith("Unknown action")), text
+
+
+def _calls_in(value: object, depth: int = 0) -> list[str]:
+    if depth > 3:
+        return []
+    if isinstance(value, list):
+        return [name for item in value for name in _calls_in(item, depth + 1)]
+    if not isinstance(value, dict):
+        return []
+    name = next(
+        (value[k] for k in _NAME_KEYS if isinstance(value.get(k), str) and _TOOL_NAME.match(value[k])), None
+    )
+    if name is not None and any(k in value for k in _ARGUMENT_KEYS):
+        return [name]
+    return [
+        n
+        for k in _WRAPPER_KEYS
+        if isinstance(value.get(k), dict | list)
+        for n in _calls_in(value[k], depth + 1)
+    ]
+
+
+def _without_comments(text: str) -> str:
+    """``text`` without ``//`` and ``/* */`` comments outside JSON strings (models write JSONC)."""
+    out: list[str] = []
+    i, n, in_string = 0, len(text), False
+    while i < n:
+        c = text[i]
+        if in_string:
+            out.append(c)
+            if c == "\\" and i + 1 < n:
+                out.append(text[i + 1])
+                i += 1
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+            out.append(c)
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+            continue
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def text_calls(content: object) -> list[str]:
+    """Tool names of the calls a reply writes as JSON text instead of tool calls (TAU-TEXT-CALL).
+
+    A call is a JSON object in the text (whole, fenced or embedded) with a tool name (``name``,
+    ``action``, ``tool``, ``tool_name`` or ``function``: an identifier) beside its arguments
+    (``arguments``, ``action_input``, ``parameters``, ``args``, ``tool_input``, ``input`` or
+    ``kwargs``), possibly inside ``function_call``, ``tool_call(s)``, ``function``, ``call`` or
+    ``tool``. The text is decoded as JSON only, after removing ``//`` and ``/* */`` comments.
+    """
+    if not isinstance(content, str) or "{" not in content:
+        return []
+    text = _without_comments(content[:_TEXT_CALL_SCAN])
+    decoder = json.JSONDecoder()
+    names: list[str] = []
+    start = text.find("{")
+    tries = 0
+    while start >= 0 and tries < _TEXT_CALL_TRIES:
+        tries += 1
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except ValueError:
+            start = text.find("{", start + 1)
+            continue
+        names.extend(_calls_in(value))
+        start = text.find("{", end)
+    return names
+
+
+def read_v1_traj(traj: Sequence[Any], where: str) -> Builder:
+    """The exchanges of a v1 trajectory (TAU-CALLS, TAU-PAIR, TAU-EXEC, TAU-TEXT-CALL)."""
+    builder = Builder()
+    for j, raw in enumerate(traj):
+        here = f"{where}: traj[{j}]"
+        message = need_dict(raw, here, "a message")
+        role = message.get("role")
+        if role == "system":
+            continue
+        if role == "user":
+            builder.see(message.get("content"))
+        elif role == "assistant":
+            calls = need_list(message.get("tool_calls") or [], here, "'tool_calls'")
+            first = need_dict(calls[0], here, "'tool_calls[0]'") if calls else None
+            function = None if first is None else first.get("function")
+            if function is None:  # a reply to the user (v1 also turns a null function into one)
+                builder.text_calls.extend((f"traj[{j}]", n) for n in text_calls(message.get("content")))
+                continue
+            assert first is not None
+            function = need_dict(function, here, "'tool_calls[0].function'")
+            name = need_str(function.get("name"), here, "'tool_calls[0].function.name'")
+            call_id = first.get("id")
+            if call_id is not None:
+                call_id = need_str(call_id, here, "'tool_calls[0].id'")
+            builder.add_call(ToolCall(name, parse_arguments(function.get("arguments")), call_id))
+        elif role == "tool":
+            call_id = message.get("tool_call_id")
+            if call_id is not None:
+                call_id = need_str(call_id, here, "'tool_call_id'")
+            content = need_str(message.get("content"), here, "tool message 'content'")
+            accepted, observation = v1_verdict(content)
+            builder.answer(call_id, accepted, observation, here)
+        else:
+            _fail(here, f"unknown message role {role!r} (expected system, user, assistant or tool)")
+    return builder
+
+
+def _tau2_tool_messages(message: Mapping[str, Any], here: str) -> list[dict[str, Any]]:
+    if "tool_messages" in message:  # MultiToolMessage
+        return [
+            need_dict(m, here, "'tool_messages[]'")
+            for m in need_list(message["tool_messages"], here, "'tool_messages'")
+        ]
+    return [dict(message)]
+
+
+def read_tau2_messages(messages: Sequence[Any], where: str) -> Builder:
+    """The exchanges of a tau2 simulation (TAU-CALLS, TAU-PAIR, TAU-EXEC, TAU-TEXT-CALL)."""
+    builder = Builder()
+    for j, raw in enumerate(messages):
+        here = f"{where}: messages[{j}]"
+        message = need_dict(raw, here, "a message")
+        role = message.get("role")
+        if role == "system":
+            continue
+        calls = need_list(message.get("tool_calls") or [], here, "'tool_calls'")
+        if role == "user":
+            builder.see(message.get("content"))
+            for k, raw_call in enumerate(calls):
+                call = need_dict(raw_call, here, f"'tool_calls[{k}]'")
+                builder.add_other_call(need_str(call.get("id"), here, f"'tool_calls[{k}].id'"))
+        elif role == "assistant":
+            if not calls:
+                builder.text_calls.extend((f"messages[{j}]", n) for n in text_calls(message.get("content")))
+            for k, raw_call in enumerate(calls):
+                call = need_dict(raw_call, here, f"'tool_calls[{k}]'")
+                call_id = need_str(call.get("id"), here, f"'tool_calls[{k}].id'")
+                name = need_str(call.get("name"), here, f"'tool_calls[{k}].name'")
+                arguments = need_dict(call.get("arguments"), here, f"'tool_calls[{k}].arguments'")
+                if call.get("requestor", "assistant") == "user":
+                    builder.add_other_call(call_id)
+                else:
+                    builder.add_call(ToolCall(name, arguments, call_id))
+        elif role == "tool":
+            for tool in _tau2_tool_messages(message, here):
+                call_id = need_str(tool.get("id"), here, "tool message 'id'")
+                content = tool.get("content")
+                content = "" if content is None else need_str(content, here, "tool message 'content'")
+                error = tool.get("error", False)
+                if not isinstance(error, bool):
+                    _fail(here, f"tool message 'error' must be true or false, got {error!r}")
+                builder.answer(call_id, not error, content, here)
+        else:
+            _fail(here, f"unknown message role {role!r} (expected system, user, assistant or tool)")
+    return builder
+
+
+def no_tool_reason(gold: int, what: str, written: Sequence[tuple[str, str]]) -> str:
+    """Why a rollout without a call is not executable (TAU-NOTOOL, TAU-TEXT-CALL)."""
+    reason = (
+        f"terminal no-tool action: the rollout made no tool call, which the task does not allow "
+        f"(it has {gold} gold {what}(s))"
+    )
+    if written:
+        where, name = written[0]
+        more = f" (and {len(written) - 1} more)" if len(written) > 1 else ""
+        reason += (
+            f"; the reply at {where} holds a call written as text ({name!r}){more}, "
+            "not a tool call, so it was never executed"
+        )
+    return reason
+
+
+# ================================================================================ gold
+
+
+def gold_count_v1(task: Mapping[str, Any], where: str) -> int:
+    """v1 gold actions other than ``respond`` (TAU-NOTOOL)."""
+    actions = need_list(task.get("actions"), where, "'info.task.actions'")
+    count = 0
+    for j, action in enumerate(actions):
+        name = need_str(
+            need_dict(action, where, f"'info.task.actions[{j}]'").get("name"), where, "action 'name'"
+        )
+        count += name != "respond"
+    return count
+
+
+def gold_count_tau2(task: Mapping[str, Any], where: str) -> int:
+    """tau2 gold actions not requested by the user (TAU-NOTOOL)."""
+    criteria = task.get("evaluation_criteria")
+    if criteria is None:
+        return 0
+    criteria = need_dict(criteria, where, "'evaluation_criteria'")
+    actions = criteria.get("actions")
+    if actions is None:
+        return 0
+    count = 0
+    for j, action in enumerate(need_list(actions, where, "'evaluation_criteria.actions'")):
+        action = need_dict(action, where, f"'evaluation_criteria.actions[{j}]'")
+        count += action.get("requestor", "assistant") != "user"
+    return count
+
+
+# ================================================================================ names (TAU-DATASET)
+
+
+@attrs.frozen(slots=True)
+class Naming:
+    """What a v1 file name says: model, domain, strategy (each possibly unknown).
+
+    ``guess`` is None when the split of ``<strategy>-<model>`` is certain, else why it is a
+    guess (TAU-V1-NAME).
+    """
+
+    model: str | None = None
+    domain: str | None = None
+    strategy: str | None = None
+    guess: str | None = None
+
+
+def split_strategy_model(
+    head: str, model: str | None = None, strategy: str | None = None
+) -> tuple[str | None, str, str | None]:
+    """``(strategy, model, guess)`` of a checkpoint name's ``<strategy>-<model>`` part (TAU-V1-NAME).
+
+    A known model (``model``) at the end or a known strategy at the start splits it exactly.
+    Otherwise the model starts at the hyphen after which a model family name begins
+    (:data:`MODEL_FAMILIES`: ``gpt``, ``claude``, ...); with exactly one such hyphen the split is
+    certain. With several, the first is taken; with none, the model is the part after the last
+    hyphen: both are guesses, and ``guess`` says why.
+    """
+    if model and head.endswith("-" + model) and len(head) > len(model) + 1:
+        return head[: -len(model) - 1], model, None
+    if strategy and head.startswith(strategy + "-") and len(head) > len(strategy) + 1:
+        return strategy, head[len(strategy) + 1 :], None
+    cuts = [
+        i
+        for i, c in enumerate(head)
+        if c == "-" and 0 < i < len(head) - 1 and _MODEL_START.match(head[i + 1 :])
+    ]
+    if len(cuts) == 1:
+        return head[: cuts[0]], head[cuts[0] + 1 :], None
+    if cuts:
+        return head[: cuts[0]], head[cuts[0] + 1 :], "several parts of the name could start the model name"
+    if "-" not in head.strip("-"):
+        return None, head, "no strategy before the model name"
+    cut = head.rindex("-")
+    return (
+        head[:cut],
+        head[cut + 1 :],
+        "no known model family in the name; the model is taken after the last '-'",
+    )
+
+
+def v1_naming(path: str, model: str | None = None, strategy: str | None = None) -> Naming:
+    """Model, domain and strategy read from a v1 file name (TAU-DATASET, TAU-V1-NAME).
+
+    ``model`` / ``strategy``, when known from elsewhere (options or the records), anchor the split.
+    """
+    stem = Path(path).name.removesuffix(".json")
+    checkpoint = _V1_CHECKPOINT.match(stem)
+    if checkpoint:
+        found_strategy, found_model, guess = split_strategy_model(checkpoint["head"], model, strategy)
+        return Naming(model=found_model, strategy=found_strategy, guess=guess)
+    pair = _V1_MODEL_DOMAIN.match(stem)
+    if pair:
+        return Naming(model=pair["model"], domain=pair["domain"])
+    return Naming()
+
+
+def _policy_domain(traj: Sequence[Any]) -> str | None:
+    for message in traj:
+        if isinstance(message, dict) and message.get("role") == "system":
+            content = message.get("content")
+            if isinstance(content, str):
+                heading = _POLICY_HEADING.match(content.lstrip())
+                if heading:
+                    return heading["domain"].lower()
+            return None
+    return None
+
+
+def tools_domain(names: Sequence[str]) -> str | None:
+    """The one v1 domain whose own tools include every name of ``names`` that is some domain's own
+    tool (TAU-V1-DOMAIN); None when no name is, or names of two domains occur."""
+    domains = {d for name in names for d, tools in DOMAIN_TOOLS.items() if name in tools}
+    return next(iter(domains)) if len(domains) == 1 else None
+
+
+def _record_field(records: Sequence[Any], fields: Sequence[str], name: str, what: str) -> str | None:
+    """The one value a string field of ``fields`` has in the records (or their ``info``), if any."""
+    values: dict[str, str] = {}
+    for index, record in enumerate(records):
+        if not isinstance(record, dict):
+            continue
+        for holder in (record, record.get("info")):
+            if isinstance(holder, dict):
+                for field in fields:
+                    value = holder.get(field)
+                    if isinstance(value, str) and value:
+                        values.setdefault(value, f"{name}: record {index}")
+    if len(values) > 1:
+        first, second = sorted(values)[:2]
+        _fail(values[second], f"the records name different {what}s ({first!r}, {second!r}); pass --{what}")
+    return next(iter(values), None)
+
+
+# ================================================================================ reading
+
+
+@attrs.frozen(slots=True)
+class ReadRollout:
+    """A rollout with what the reader found for it (used by the audit)."""
+
+    where: str
+    rollout: Rollout
+    task: TauTask
+    calls: tuple[ToolCall, ...]
+    crashed: bool
+    text_calls: tuple[tuple[str, str], ...]
+
+
+@attrs.frozen(slots=True)
+class FileRead:
+    """One file's rollouts and its warnings (each one stderr line without the ``prefixexec:`` part)."""
+
+    rollouts: tuple[ReadRollout, ...]
+    warnings: tuple[str, ...] = ()
+
+
+def _rollout(
+    fmt: str,
+    domain: str,
+    model: str,
+    method: str,
+    task_id_: str,
+    trial_: int,
+    task: TauTask,
+    calls: Sequence[ToolCall],
+    success: bool,
+    written: int,
+) -> Rollout:
+    """Replay one rollout's calls through :data:`TAU` (no call: the terminal no-tool action).
+
+    ``meta`` reports what the recording holds beyond the outcome: the number of calls, of
+    calls the environment rejected (anywhere in the trajectory), of unanswered calls and of calls
+    written as text.
+    """
+    outcome = replay(TAU, task, calls)
+    meta = {
+        "format": fmt,
+        "calls": len(task.exchanges),
+        "rejected_calls": sum(1 for e in task.exchanges if e.answered and not e.accepted),
+        "unanswered_calls": sum(1 for e in task.exchanges if not e.answered),
+        "text_calls": written,
+    }
+    key = ConditionKey(DATASET_PREFIX + domain, model, method)
+    return Rollout(key, task_id_, trial_, outcome, success, meta)
+
+
+def _read_v1(name: str, data: list[Any], options: AdapterOptions, rules: LabelRules) -> FileRead:
+    content_model = _record_field(data, _MODEL_FIELDS, name, "model")
+    content_strategy = _record_field(data, _STRATEGY_FIELDS, name, "method")
+    known_model = options.model or content_model
+    known_strategy = options.method or content_strategy
+    naming = v1_naming(name, known_model, known_strategy) if name != "<stdin>" else Naming()
+    model = known_model or naming.model
+    method = known_strategy or naming.strategy or DEFAULT_METHOD_V1
+    if not model:
+        _fail(
+            name,
+            "cannot tell the model from the records or the file name (<model>-<domain>.json); pass --model",
+        )
+    warnings: list[str] = []
+    if naming.guess and (not known_model or not known_strategy):
+        warnings.append(
+            f"{name}: the file name does not say where the strategy ends and the model begins "
+            f"({naming.guess}): read as method {method!r}, model {model!r} (TAU-V1-NAME); "
+            "pass --model and --method to set them"
+        )
+    parsed: list[tuple[str, str, int, Builder | None, str, int, bool]] = []
+    domains: dict[str, str] = {}
+    tool_names: list[str] = []
+    for index, raw in enumerate(data):
+        record = need_dict(raw, f"{name}: record {index}", "a v1 result")
+        tid = task_id(record.get("task_id"), f"{name}: record {index}")
+        number = trial(record.get("trial"), f"{name}: record {index}")
+        where = f"{name}: record {index} (task {tid}, trial {number})"
+        reward = need_number(record.get("reward"), where, "'reward'")
+        info = need_dict(record.get("info"), where, "'info'")
+        traj = need_list(record.get("traj"), where, "'traj'")
+        policy = _policy_domain(traj)
+        if policy is not None:
+            domains.setdefault(policy, where)
+        if "error" in info and not traj:  # TAU-CRASH
+            reason = f"the run crashed before any action: {shorten(str(info['error']))}"
+            parsed.append((where, tid, number, None, reason, 0, reward == 1.0))
+            continue
+        task = need_dict(info.get("task"), where, "'info.task'")
+        gold = gold_count_v1(task, where)
+        tool_names.extend(a["name"] for a in task["actions"])
+        builder = read_v1_traj(traj, where)
+        tool_names.extend(e.call.name for e in builder.exchanges() if e.accepted)
+        if not builder.calls and any(
+            isinstance(m, dict)
+            and m.get("role") == "user"
+            and isinstance(m.get("content"), str)
+            and m["content"].startswith("API output:")
+            for m in traj
+        ):
+            _fail(where, "tool calls are written in the text (act/react strategy); only tool_calls are read")
+        parsed.append(
+            (
+                where,
+                tid,
+                number,
+                builder,
+                no_tool_reason(gold, "action", builder.text_calls),
+                gold,
+                reward == 1.0,
+            )
+        )
+    domain = naming.domain
+    for policy, where in domains.items():
+        if domain is None:
+            domain = policy
+        elif policy != domain:
+            source = "the file name" if naming.domain else "an earlier system prompt"
+            _fail(where, f"the system prompt says domain {policy!r}, {source} says {domain!r}")
+    if domain is None:
+        domain = tools_domain(tool_names)
+    if domain is None:
+        _fail(
+            name,
+            "cannot tell the domain: name the file <model>-<domain>.json, keep the system prompt, "
+            "or record gold actions of a tau-bench domain",
+        )
+    prefixes = DOMAIN_ID_PREFIXES.get(domain, ())
+    out: list[ReadRollout] = []
+    for where, tid, number, built, reason, gold, success in parsed:
+        if built is None:
+            task_ = TauTask((), False, reason, rules, prefixes)
+            calls: tuple[ToolCall, ...] = ()
+            written: tuple[tuple[str, str], ...] = ()
+        else:
+            task_ = TauTask(built.exchanges(), gold == 0, reason, rules, prefixes)
+            calls, written = tuple(built.calls), tuple(built.text_calls)
+        rollout = _rollout("v1", domain, model, method, tid, number, task_, calls, success, len(written))
+        out.append(ReadRollout(where, rollout, task_, calls, built is None, written))
+    return FileRead(tuple(out), tuple(warnings))
+
+
+def _read_tau2(name: str, data: dict[str, Any], options: AdapterOptions, rules: LabelRules) -> FileRead:
+    info = need_dict(data.get("info"), name, "'info'")
+    environment = need_dict(info.get("environment_info"), name, "'info.environment_info'")
+    domain = need_str(environment.get("domain_name"), name, "'info.environment_info.domain_name'")
+    agent = need_dict(info.get("agent_info", {}), name, "'info.agent_info'")
+    model = options.model or agent.get("llm")
+    if not model:
+        _fail(name, "'info.agent_info.llm' is empty; pass --model")
+    model = need_str(model, name, "'info.agent_info.llm'")
+    method = options.method or agent.get("implementation") or DEFAULT_METHOD_TAU2
+    method = need_str(method, name, "'info.agent_info.implementation'")
+    gold: dict[str, int] = {}
+    for index, raw in enumerate(need_list(data.get("tasks"), name, "'tasks'")):
+        here = f"{name}: tasks[{index}]"
+        entry = need_dict(raw, here, "a task")
+        gold[task_id(entry.get("id"), here)] = gold_count_tau2(entry, here)
+    simulations = need_list(data.get("simulations"), name, "'simulations'")
+    if not simulations:  # TAU-EMPTY
+        if data.get("simulation_index"):
+            _fail(
+                name, "no simulations (a dir-format results.json keeps them in simulations/: not supported)"
+            )
+        return FileRead((), (f"{name}: no simulations, nothing read",))
+    prefixes = DOMAIN_ID_PREFIXES.get(domain, ())
+    out: list[ReadRollout] = []
+    for index, raw in enumerate(simulations):
+        sim = need_dict(raw, f"{name}: simulations[{index}]", "a simulation")
+        tid = task_id(sim.get("task_id"), f"{name}: simulations[{index}]")
+        number = trial(sim.get("trial"), f"{name}: simulations[{index}]")
+        where = f"{name}: simulations[{index}] (task {tid!r}, trial {number})"
+        if tid not in gold:
+            _fail(where, f"task {tid!r} is not in 'tasks'")
+        termination = need_str(sim.get("termination_reason"), where, "'termination_reason'")
+        reward_info = sim.get("reward_info")
+        if termination in STOP_REASONS:
+            if reward_info is None:
+                _fail(where, "'reward_info' is null: the simulation was not evaluated")
+            reward = need_number(
+                need_dict(reward_info, where, "'reward_info'").get("reward"), where, "'reward_info.reward'"
+            )
+            success = reward == 1.0
+        else:
+            success = False
+        messages = sim.get("messages")
+        if messages is None:
+            if sim.get("ticks") is not None:
+                _fail(where, "full-duplex simulation (ticks, no messages): not supported")
+            messages = []
+        builder = read_tau2_messages(need_list(messages, where, "'messages'"), where)
+        reason = no_tool_reason(gold[tid], "assistant action", builder.text_calls)
+        task_ = TauTask(builder.exchanges(), gold[tid] == 0, reason, rules, prefixes)
+        calls, written = tuple(builder.calls), tuple(builder.text_calls)
+        rollout = _rollout("tau2", domain, model, method, tid, number, task_, calls, success, len(written))
+        out.append(ReadRollout(where, rollout, task_, calls, False, written))
+    return FileRead(tuple(out))
+
+
+def read_data(name: str, data: Any, options: AdapterOptions, rules: LabelRules = NO_RULES) -> FileRead:
+    """The rollouts of one decoded results file (TAU-FORMAT), validated; an empty run warns (TAU-EMPTY)."""
+    if isinstance(data, list):
+        if not data:
+            return FileRead((), (f"{name}: the result list is empty, nothing read",))
+        return _read_v1(name, data, options, rules)
+    if isinstance(data, dict) and "simulations" in data:
+        return _read_tau2(name, data, options, rules)
+    _fail(
+        name,
+        f"not a tau-bench results file: expected a JSON list (v1) or an object with 'simulations' "
+        f"(tau2/tau^3), got {kind(data) if not isinstance(data, dict) else 'an object without simulations'}",
+    )
+
+
+def warn(warnings: Sequence[str]) -> None:
+    """Write each warning as one ``prefixexec: warning: ...`` line on stderr."""
+    for line in warnings:
+        sys.stderr.write(f"prefixexec: warning: {line}\n")
+
+
+def read_file(path: str, options: AdapterOptions) -> list[tuple[str, Rollout]]:
+    """``(where, rollout)`` for every rollout of one results file (TAU-FORMAT), validated.
+
+    Its warnings (TAU-V1-NAME, TAU-EMPTY) are written to stderr.
+    """
+    name, data = load(path)
+    found = read_data(name, data, options, load_label_rules(options.label_rules, "taubench"))
+    warn(found.warnings)
+    return [(r.where, r.rollout) for r in found.rollouts]
+
+
+def read_all(
+    paths: Sequence[str], options: AdapterOptions, each: Callable[[str, Any, FileRead], None] | None = None
+) -> tuple[list[Rollout], tuple[str, ...]]:
+    """Every file's rollouts and warnings; raises :class:`InputError` on the first fault (TAU-ERRORS).
+
+    ``(dataset, model, method, task_id, trial)`` must be unique over all files; no rollout in
+    any file is an error (TAU-EMPTY). ``each(name, data, found)`` sees every file as it is read.
+    """
+    rules = load_label_rules(options.label_rules, "taubench")
+    warnings: list[str] = []
+
+    located: list[tuple[str, Rollout]] = []
+    for path in paths:
+        name, data = load(path)
+        found = read_data(name, data, options, rules)
+        warnings.extend(found.warnings)
+        if each is not None:
+            each(name, data, found)
+        located.extend((r.where, r.rollout) for r in found.rollouts)
+    rollouts = unique_rollouts(
+        paths,
+        located,
+        lambda r, first: (
+            f"duplicate rollout: task {r.task_id!r}, trial {r.trial} of {r.condition.dataset} / "
+            f"{r.condition.model} / {r.condition.method} was first read at {first}"
+        ),
+        "no rollouts found" + (" (every file is empty)" if warnings and paths else ""),
+    )
+    return rollouts, tuple(warnings)
+
+
+def read(paths: Sequence[str], options: AdapterOptions) -> list[Rollout]:
+    """Read every results file; warnings go to stderr once everything has been read."""
+    rollouts, warnings = read_all(paths, options)
+    warn(warnings)
+    return rollouts
+
+
+__all__ = [
+    "DATASET_PREFIX",
+    "DEFAULT_METHOD_TAU2",
+    "DEFAULT_METHOD_V1",
+    "DOMAIN_TOOLS",
+    "KNOWN_DOMAINS",
+    "MODEL_FAMILIES",
+    "STOP_REASONS",
+    "Builder",
+    "FileRead",
+    "Naming",
+    "ReadRollout",
+    "gold_count_tau2",
+    "gold_count_v1",
+    "load",
+    "no_tool_reason",
+    "parse_arguments",
+    "read",
+    "read_all",
+    "read_data",
+    "read_file",
+    "read_tau2_messages",
+    "read_v1_traj",
+    "split_strategy_model",
+    "text_calls",
+    "tools_domain",
+    "v1_naming",
+    "v1_verdict",
+    "warn",
+]
