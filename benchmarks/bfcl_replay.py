@@ -30,8 +30,7 @@ os.environ["TZ"] = "UTC"
 if hasattr(time, "tzset"):
     time.tzset()
 
-from prefixexec.adapters import _bfcl_backend as backend
-from prefixexec.adapters.bfcl import evaluate, run_from_strings, task
+from prefixexec.adapters.bfcl import backend, evaluate, run_from_strings, task
 
 
 def _best(function: Callable[[], Any], repeat: int) -> tuple[float, Any]:

@@ -475,7 +475,6 @@ def test_execution_errors_are_labelled_and_unmatched_ones_flagged(monkeypatch: p
     from prefixexec.adapters.bfcl import execute as _bfcl_exec
 
     monkeypatch.setattr(_bfcl_exec, "FAMILIES", ())
-    monkeypatch.setattr(bfcl, "classify", _bfcl_exec.classify)
     unmatched = bfcl.replay_calls(
         "multi_turn_base_1", [["mkdir(dir_name='workspace')"], [], [], []], success=False
     )
@@ -496,13 +495,15 @@ def test_arguments_are_copied_and_the_call_is_not_mutated() -> None:
 
 @pytest.mark.spec("BFCL-MISS-PARAM")
 def test_acting_without_the_withheld_parameter_is_an_information_failure() -> None:
-    # miss_param_1: turn 3's ground truth is empty, turn 4 supplies `lines` to tail (hand read).
+    # miss_param_1: turn 3's ground truth is empty, turn 4 supplies `lines` to tail: its value 20
+    # first appears in turn 4's user message (hand read in BFCL_v4_multi_turn_miss_param.json).
     turns = gold("multi_turn_miss_param_1")
-    assert dict(bfcl.task("multi_turn_miss_param_1").withheld) == {3: frozenset({"tail"})}
+    assert dict(bfcl.task("multi_turn_miss_param_1").withheld) == {3: frozenset({("tail", "lines")})}
     early = [turns[0], turns[1], turns[2], ["tail(file_name='log.txt', lines=10)"], turns[4]]
     evaluation = bfcl.replay_calls("multi_turn_miss_param_1", early)
     assert shape(evaluation)[:3] == (7, 6, "information")
     assert evaluation.records[5].executed  # executed, as BFCL would
+    assert "before the user gives `lines`" in str(evaluation.outcome.reason)
     unrelated = [turns[0], turns[1], turns[2], ["pwd()"], turns[4]]
     assert bfcl.replay_calls("multi_turn_miss_param_1", unrelated).outcome.fully_executable
     # The rule applies to miss_param only: the same call in base turn 3 is fine.
@@ -579,14 +580,23 @@ def test_fixture_result_files(capsys: pytest.CaptureFixture[str]) -> None:
         "multi_turn_base_0": (base, "demo-model-FC", 10, 11, None, True),
         "multi_turn_base_1": (base, "demo-model-FC", 7, 2, "dependency", True),
         "multi_turn_base_2": (base, "demo-model-FC", 8, 3, "schema", False),
+        "multi_turn_base_3": (base, "demo-model-FC", 1, 1, None, False),
         "multi_turn_base_5": (base, "demo-model-FC", 2, 3, None, False),
         "multi_turn_miss_func_1": (miss, "demo-model", 6, 7, None, True),
         "multi_turn_miss_func_0": (miss, "demo-model", 10, 6, "schema", False),
         "multi_turn_miss_func_2": (miss, "demo-model", 8, 4, "schema", False),
     }
-    assert [e.task_id for e in result.excluded] == ["multi_turn_base_3"]
+    # Line 4 is an inference error: by default a failed rollout, the no-tool action (BFCL-INFERENCE-ERROR).
+    assert result.excluded == () and [e.task_id for e in result.inference_failures] == ["multi_turn_base_3"]
+    crashed = next(r for r in result.rollouts if r.task_id == "multi_turn_base_3")
+    assert str(crashed.outcome.reason).startswith("inference error: ")
     assert all(r.condition.method == "default" for r in result.rollouts)
     bfcl.read([str(FC_FILE)], NONE)
+    err = capsys.readouterr().err
+    assert "1 entries with 'Error during inference' count as failed rollouts" in err and "base_3" in err
+    left_out = bfcl.read_results([str(FC_FILE)], AdapterOptions(inference_errors="exclude"))
+    assert [e.task_id for e in left_out.excluded] == ["multi_turn_base_3"] and len(left_out.rollouts) == 4
+    bfcl.read([str(FC_FILE)], AdapterOptions(inference_errors="exclude"))
     assert "excluded 1 entries with 'Error during inference': multi_turn_base_3" in capsys.readouterr().err
 
 
@@ -596,10 +606,12 @@ def test_score_command_end_to_end(capsys: pytest.CaptureFixture[str]) -> None:
     out, err = capsys.readouterr()
     assert code == 0, err
     (condition,) = json.loads(out)["conditions"]
-    # Hand count from the README: 4 rollouts, base_0 and base_5 fully executable, base_0 and
-    # base_1 successful, base_1 a success after a first failure.
-    assert (condition["N"], condition["exact"]["TER"], condition["exact"]["success"]) == (4, "1/2", "1/2")
-    assert (condition["RR_eligible"], condition["recovered"], condition["method"]) == (2, 1, "react")
+    # Hand count from the README: 5 rollouts (base_3's inference error is a failed rollout),
+    # base_0 and base_5 fully executable, base_0 and base_1 successful, base_1 a success after a
+    # first failure; base_3 fails at its only action and is RR-eligible (every non-executable
+    # rollout is: INV-RR-ELIG, 5 - 2 = 3) but not recovered (Y = 0).
+    assert (condition["N"], condition["exact"]["TER"], condition["exact"]["success"]) == (5, "2/5", "2/5")
+    assert (condition["RR_eligible"], condition["recovered"], condition["method"]) == (3, 1, "react")
     code = main(
         ["score", "--adapter", "bfcl", "--category", "miss_func", "--json", str(FC_FILE), str(PROMPT_FILE)]
     )
@@ -673,11 +685,6 @@ def test_model_name_from_path_or_option(tmp_path: Path) -> None:
             "BFCL_v4_simple_python_result.json",
             [{"id": "simple_python_1", "result": []}],
             "not a BFCL multi-turn result file",
-        ),
-        (
-            "BFCL_v4_multi_turn_base_result.json",
-            [{"id": "multi_turn_base_1", "result": "Error during inference: boom"}],
-            "all 1 entries are 'Error during inference' entries",
         ),
         ("BFCL_v4_multi_turn_base_result.json", [], "no BFCL multi-turn entries found"),
     ],

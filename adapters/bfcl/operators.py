@@ -5,6 +5,9 @@ rule, prints every place where the benchmark's data breaks its own rules as a fi
 applies mutation operators to every gold trajectory and counts how often replay rejects each
 mutant where and as expected. With ``--cross-check`` it also runs BFCL's own executor and
 checker on the same trusted inputs (gold and gold mutants) in a subprocess and compares.
+Given result files, it also reads them and lists what they hold: entries, inference errors,
+steps, decodable calls, and the undecodable steps BFCL's own loop drops, checked against
+BFCL's ``inference_log`` where the file carries it (BFCL-DROPPED).
 """
 
 from __future__ import annotations
@@ -20,7 +23,10 @@ import attrs
 
 from prefixexec.kernel import Label
 
-from . import BfclTask, Evaluation, backend, evaluate, run_from_strings, task
+from ..errors import InputError
+from . import backend
+from .reader import FileSummary, read_results
+from .semantics import BfclTask, Evaluation, evaluate, run_from_strings, task
 
 if TYPE_CHECKING:
     from .. import AdapterOptions
@@ -291,7 +297,8 @@ def _bad_reference(bt: BfclTask, turns: tuple[tuple[str, ...], ...], limit: int)
 
 def _withheld_call(bt: BfclTask, turns: tuple[tuple[str, ...], ...], limit: int) -> list[Mutant]:
     found = []
-    for k, names in sorted(bt.withheld.items()):
+    for k in sorted(bt.withheld):
+        names = bt.withheld_functions(k)
         calls = [c for c in turns[k + 1] if _name(c) in names]
         if not calls:
             continue
@@ -415,14 +422,18 @@ class BfclAuditReport:
     cross_check: CrossCheck | None
     checked: tuple[str, ...]
     not_checked: tuple[str, ...]
+    #: Result files given to the audit, as the reader counted them (BFCL-DROPPED).
+    files: tuple[FileSummary, ...] = ()
 
     @property
     def passed(self) -> bool:
-        """Gold success is 1 everywhere, the labelled operators reach 100%, the cross-check agrees."""
+        """Gold success is 1 everywhere, the labelled operators reach 100%, the cross-check agrees,
+        and the dropped steps of every result file that carries BFCL's log agree with it."""
         return (
             all(c.successful == c.tasks for c in self.categories)
             and all(o.as_expected == o.made for o in self.operators if o.required)
             and (self.cross_check is None or self.cross_check.agrees)
+            and all(f.log_agrees is not False for f in self.files)
         )
 
     def render(self) -> str:
@@ -462,6 +473,7 @@ class BfclAuditReport:
             "cross_check": None if self.cross_check is None else self.cross_check.to_json(),
             "checked": list(self.checked),
             "not_checked": list(self.not_checked),
+            **({"result_files": [f.to_json() for f in self.files]} if self.files else {}),
         }
 
 
@@ -523,12 +535,41 @@ def render(report: BfclAuditReport) -> str:
     lines += [f"  {count} x {message}" for message, count in report.unclassified]
     if report.cross_check is not None:
         lines += ["", *report.cross_check.render_lines()]
+    if report.files:
+        lines += ["", *_file_lines(report.files)]
     lines += ["", "Checked:"]
     lines += [f"  - {c}" for c in report.checked]
     lines += ["Not checked:"]
     lines += [f"  - {c}" for c in report.not_checked]
     lines += ["", f"Result: {'PASS' if report.passed else 'FAIL'}"]
     return "\n".join(lines) + "\n"
+
+
+def _file_lines(files: Sequence[FileSummary]) -> list[str]:
+    lines = [
+        "Result files (BFCL-DROPPED): undecodable steps stay schema failures here; "
+        "BFCL's own loop drops them and ends the turn"
+    ]
+    for f in files:
+        if f.log_agrees is None:
+            log = "no inference_log in the file"
+        else:
+            verdict = "agrees" if f.log_agrees else "DIFFERS"
+            log = (
+                f"BFCL's inference_log ({f.logged_entries} entries) records {f.logged_decode_errors} "
+                f"'Error decoding the model response', dropped steps here {f.dropped_in_logged}: {verdict}"
+            )
+        lines += [
+            f"  {f.path}",
+            f"    entries {f.entries}, inference errors {f.inference_errors}, steps {f.steps}, "
+            f"call steps {f.call_steps}, calls {f.calls}, decodable calls {f.decodable_calls}",
+            f"    steps BFCL's loop drops (undecodable: invalid JSON, arguments not an object, ...): "
+            f"{f.dropped_steps} ({f.dropped_calls} calls)",
+            f"    steps with a function name that is not an identifier (e.g. chat-template tokens), "
+            f"executed by BFCL as errors: {f.bad_name_steps}",
+            f"    {log}",
+        ]
+    return lines
 
 
 def _expected_text(operator: Operator) -> str:
@@ -544,10 +585,9 @@ def _check(operator: Operator, mutant: Mutant, evaluation: Evaluation) -> bool:
     return outcome.fed == mutant.position and outcome.label is operator.expected
 
 
-def run_audit(options: AdapterOptions) -> BfclAuditReport:
-    """Replay every gold trajectory and its mutants (optionally one category)."""
-    from ..errors import InputError
-
+def run_audit(options: AdapterOptions, paths: Sequence[str] = ()) -> BfclAuditReport:
+    """Replay every gold trajectory and its mutants (optionally one category); count result files."""
+    files = read_results(paths, options).files if paths else ()
     if options.category is not None:
         try:
             categories: tuple[str, ...] = (backend.normalise_category(options.category),)
@@ -584,7 +624,7 @@ def run_audit(options: AdapterOptions) -> BfclAuditReport:
                             record.position,
                             record.call,
                             record.labels[0].value if record.labels else "unlabelled",
-                            (record.reason or "").split(": ", 2)[-1],
+                            record.message or "",
                         )
                     )
             for mutant in mutants(bt, evaluation.outcome.fed, seed):
@@ -654,9 +694,24 @@ def run_audit(options: AdapterOptions) -> BfclAuditReport:
             if cross is not None
             else ()
         ),
+        *(
+            (
+                f"{len(files)} result file(s): entries, inference errors, steps and decodable calls counted; "
+                "steps BFCL's loop drops compared with its inference_log where the file has one",
+            )
+            if files
+            else ()
+        ),
     )
     not_checked = (
-        "model outputs (use `prefixexec score --adapter bfcl`)",
+        *(
+            ()
+            if files
+            else ("model outputs (give result files, or use `prefixexec score --adapter bfcl`)",)
+        ),
+        "BFCL-MISS-PARAM where the next turn's user message mentions none of its ground-truth "
+        f"argument values: {_undetermined_withholding_turns(categories)} withholding turns "
+        "(no information label there)",
         "BFCL's irrelevance check for turns whose ground truth is empty (not part of BFCL's success rule)",
         "the entries' `excluded_function` field (BFCL does not use it when running the benchmark)",
         *(
@@ -674,7 +729,28 @@ def run_audit(options: AdapterOptions) -> BfclAuditReport:
         cross_check=cross,
         checked=checked,
         not_checked=not_checked,
+        files=files,
     )
+
+
+def _undetermined_withholding_turns(categories: Sequence[str]) -> int:
+    """Withholding turns (empty gold, non-empty next gold) with no withheld parameter found."""
+    count = 0
+    for category in categories:
+        if category != "multi_turn_miss_param":
+            continue
+        for task_id, entry in backend.entries(category).items():
+            withheld = task(task_id).withheld
+            gold = entry.gold
+            count += sum(
+                1 for k in range(len(gold) - 1) if not gold[k] and gold[k + 1] and k not in withheld
+            )
+    return count
+
+
+def audit(paths: Sequence[str], options: AdapterOptions) -> BfclAuditReport:
+    """``audit --adapter bfcl [FILE...]``: gold trajectories, mutants and result files (BFCL-AUDIT)."""
+    return run_audit(options, paths)
 
 
 __all__ = [
@@ -687,6 +763,7 @@ __all__ = [
     "Mutant",
     "Operator",
     "OperatorAudit",
+    "audit",
     "mutants",
     "render",
     "run_audit",

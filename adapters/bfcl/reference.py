@@ -20,6 +20,9 @@ from typing import Any
 
 import attrs
 
+from .parse import parse_call_string
+from .semantics import evaluate, run_from_strings, task
+
 #: Prefix BFCL's executor gives a call that raised.
 BFCL_EXECUTION_ERROR = "Error during execution"
 #: Upper bound on the child's run time.
@@ -75,8 +78,6 @@ def reference_results(variants: Sequence[tuple[str, Sequence[Sequence[str]]]]) -
     As a second line of defence, every call string must be a plain call with literal arguments
     (BFCL-PARSE); anything else is refused before it could reach BFCL's ``eval``.
     """
-    from .parse import parse_call_string
-
     for task_id, turns in variants:
         for turn in turns:
             for call in turn:
@@ -104,8 +105,6 @@ def reference_results(variants: Sequence[tuple[str, Sequence[Sequence[str]]]]) -
 
 def cross_check(variants: Sequence[tuple[str, Sequence[Sequence[str]], str]]) -> CrossCheck:
     """Compare the adapter with BFCL's own executor and checker on trusted variants."""
-    from . import evaluate, run_from_strings, task
-
     references = reference_results([(tid, turns) for tid, turns, _ in variants])
     differences: list[Difference] = []
     calls = confirmed = 0
@@ -160,7 +159,8 @@ def cross_check(variants: Sequence[tuple[str, Sequence[Sequence[str]], str]]) ->
 def _child() -> int:  # pragma: no cover - runs in the subprocess, exercised by the cross-check test
     import importlib
 
-    from . import backend
+    from .backend import entry as backend_entry
+    from .backend import long_context, thaw
     from .execute import instance_snapshot
 
     utils = importlib.import_module("bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils")
@@ -170,17 +170,17 @@ def _child() -> int:  # pragma: no cover - runs in the subprocess, exercised by 
         if not line.strip():
             continue
         request = json.loads(line)
-        entry = backend.entry(request["id"])
+        entry = backend_entry(request["id"])
         turns: list[list[str]] = request["turns"]
-        initial = backend.thaw(entry.initial_config)
+        initial = thaw(entry.initial_config)
         involved = list(entry.involved_classes)
-        long_context = backend.long_context(entry.category)
+        flag = long_context(entry.category)
         model = f"xcheck{index}"
         results: list[list[str]] = []
         instances: dict[str, object] = {}
         for turn in turns:
             turn_results, instances = utils.execute_multi_turn_func_call(
-                turn, initial, involved, model, entry.id, long_context=long_context, is_evaL_run=False
+                turn, initial, involved, model, entry.id, long_context=flag, is_evaL_run=False
             )
             results.append(list(turn_results))
         state = instance_snapshot(instances)
