@@ -1,8 +1,10 @@
 """The inspect_ai adapter on real third-party logs (spec/adapters/inspect.md; issue 13).
 
 Logs: ``../shared/fixtures/inspect/`` (inspect_ai's own test logs and a tidyverse/vitals log; MIT;
-sources in its SOURCE.md) and ``tests/data/inspect/vitals/`` (two logs written by vitals, MIT,
-stored gzip-compressed; sources in its SOURCE.md). A missing fixture fails the test.
+sources in its SOURCE.md), and in ``tests/data/inspect/``: ``inspect_ai/`` (inspect_ai's test log
+with five bash calls), ``inspect_scout/`` (a run that was offered web_search and called nothing)
+and ``vitals/`` (two logs written by vitals, stored gzip-compressed); each folder has its
+SOURCE.md (repository, commit, path, MIT licence). A missing fixture fails the test.
 
 Every expected number is counted without the adapter, twice: once by hand with the Python
 one-liner quoted beside the golden value, and again in the test by :func:`raw_samples` and the
@@ -32,7 +34,8 @@ from prefixexec.cli import main
 from conftest import REPO, SHARED
 
 FIXTURES = SHARED / "fixtures" / "inspect"
-VITALS = REPO / "tests" / "data" / "inspect" / "vitals"
+DATA = REPO / "tests" / "data" / "inspect"
+VITALS = DATA / "vitals"
 
 POPULARITY = "2025-02-11T15-17-00-05-00_popularity_dPiJifoWeEQBrfWsAopzWr.eval"
 THEORY_OF_MIND = "2025-09-23T08-09-58-04-00_theory-of-mind_bbB4eRCx2rFJLyPH42Cj9r.eval"
@@ -41,11 +44,14 @@ LOG_FORMATS = "log_formats.json"
 TOOL_CALL_ERROR = "log_tool_call_error.json"
 BTW_SOLVER = "2025-04-29T14-37-34-05-00_An-R-Eval_1da30c33406baede90d819.json"
 GENERATE_SOLVER = "2025-04-29T14-38-09-05-00_An-R-Eval_db267f5e7251238aac6d76.json"
+DEDUPLICATION = "inspect_ai/log_message_deduplication.eval"
+WEBSEARCH = "inspect_scout/2025-11-07T10-59-47-05-00_websearch-addition-problem_LqPDntDnkk4h2fSqQ8i6CE.eval"
 
 
 def shared(name: str) -> Path:
-    path = FIXTURES / name
-    assert path.is_file(), f"missing real fixture {path} (see {FIXTURES / 'SOURCE.md'})"
+    """A real log: ``folder/name`` in tests/data/inspect/, a bare name in the shared fixtures."""
+    path = DATA / name if "/" in name else FIXTURES / name
+    assert path.is_file(), f"missing real fixture {path} (see {path.parent / 'SOURCE.md'})"
     return path
 
 
@@ -123,6 +129,10 @@ REAL_LOGS: list[tuple[str, int, int, int, Fraction, Fraction]] = [
     (LOG_FORMATS, 1, 0, 0, Fraction(1), Fraction(0)),
     # 1 sample, no call but 11 tool messages from bash (tools were in use: FED 1); no score.
     (TOOL_CALL_ERROR, 1, 0, 0, Fraction(0), Fraction(0)),
+    # 1 sample, 5 bash calls each answered without error (FED 6 = T + 1); closeness_log 0.0.
+    (DEDUPLICATION, 1, 5, 5, Fraction(1), Fraction(0)),
+    # 1 sample offered web_search (its model event), answered without a call: FED 1; "C".
+    (WEBSEARCH, 1, 0, 0, Fraction(0), Fraction(1)),
 ]
 
 
@@ -199,6 +209,28 @@ def test_older_log_reads_its_events_under_transcript() -> None:
     assert (rollout.success, rollout.meta["score"]) == (False, "I")
 
 
+@pytest.mark.spec("INS-EXEC", "INS-CALLS", "INS-NOTOOL")
+def test_real_eval_logs_with_calls_and_with_offered_tools() -> None:
+    # inspect_ai's log: five bash calls {"cmd": "ls"} (ids hardcoded_0..4), each answered by a
+    # tool message without error; bash and python offered in all 6 model events: T 5, FED 6.
+    (sample,) = raw_samples(shared(DEDUPLICATION))
+    assert [c["id"] for c in raw_calls(sample)] == [f"hardcoded_{i}" for i in range(5)]
+    assert raw_executed(sample) == 5 and all(sorted(t) == ["bash", "python"] for t in raw_model_tools(sample))
+    (rollout,) = rollouts_of(shared(DEDUPLICATION)).values()
+    assert (rollout.task_id, rollout.outcome.T, rollout.outcome.fed, rollout.success) == ("0", 5, 6, False)
+    assert rollout.meta["score"] == 0.0  # closeness_log's numeric value, below the threshold 1
+    # inspect_scout's log: offered web_search, no call, a correct answer: FED 1, Y 1 (INS-NOTOOL
+    # rule 2: the no-tool action is allowed only when no tool was offered).
+    (sample,) = raw_samples(shared(WEBSEARCH))
+    assert raw_calls(sample) == [] and raw_model_tools(sample) == [["web_search"]]
+    (rollout,) = rollouts_of(shared(WEBSEARCH)).values()
+    outcome = rollout.outcome
+    assert (outcome.T, outcome.fed, outcome.label, rollout.success) == (1, 1, None, True)
+    assert rollout.outcome.reason == (
+        "no tool call (the terminal no-tool action), not allowed: the model was offered tools (web_search)"
+    )
+
+
 @pytest.mark.spec("INS-SUCCESS", "INS-FILES", "INS-NOTOOL")
 def test_json_log_scorer_from_results_scores() -> None:
     path = shared(TOOL_CALL_ERROR)
@@ -270,17 +302,26 @@ def test_a_real_log_without_tool_results_stops(vitals: Path, capsys: pytest.Capt
 
 
 @pytest.mark.spec("AUDIT-INSPECT", "AUDIT-GOLD")
-def test_audit_passes_on_the_real_log_with_calls(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["audit", "--adapter", "inspect", "--json", str(shared(ARITHMETIC))]) == 0
+@pytest.mark.parametrize(
+    ("name", "trajectories", "actions"),
+    [
+        (ARITHMETIC, 2, 2),  # the 2 executed take_sum calls, one per sample (REAL_LOGS)
+        (DEDUPLICATION, 1, 5),  # the 5 executed bash calls of its one sample (REAL_LOGS)
+    ],
+)
+def test_audit_passes_on_the_real_logs_with_calls(
+    name: str, trajectories: int, actions: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["audit", "--adapter", "inspect", "--json", str(shared(name))]) == 0
     document = json.loads(capsys.readouterr().out)
-    # Gold: the 2 executed take_sum calls, one per sample; 6 operators x 2 mutants, all caught.
+    # Gold: the accepted calls; each of the 6 operators makes one mutant per trajectory, all caught.
     assert document["status"] == "pass"
-    assert (document["gold"]["trajectories"], document["gold"]["actions"]) == (2, 2)
-    assert [(o["made"], o["caught"]) for o in document["operators"]] == [(2, 2)] * 6
+    assert (document["gold"]["trajectories"], document["gold"]["actions"]) == (trajectories, actions)
+    assert [(o["made"], o["caught"]) for o in document["operators"]] == [(trajectories, trajectories)] * 6
 
 
 @pytest.mark.spec("AUDIT-INSPECT", "INS-NOTOOL")
-@pytest.mark.parametrize("name", [POPULARITY, THEORY_OF_MIND, LOG_FORMATS, TOOL_CALL_ERROR])
+@pytest.mark.parametrize("name", [POPULARITY, THEORY_OF_MIND, LOG_FORMATS, TOOL_CALL_ERROR, WEBSEARCH])
 def test_audit_says_nothing_checked_on_real_logs_without_calls(
     name: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
