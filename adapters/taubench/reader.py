@@ -54,7 +54,7 @@ _POLICY_HEADING = re.compile(r"^#\s*(?P<domain>[A-Za-z]+)\s+agent\s+policy\b", r
 MODEL_FAMILIES = (
     "gpt", "chatgpt", "o1", "o3", "o4", "claude", "gemini", "gemma", "llama", "meta-llama", "mistral",
     "mixtral", "ministral", "codestral", "qwen", "qwq", "deepseek", "grok", "command", "phi", "glm",
-    "kimi", "nova", "sonnet", "haiku", "opus",
+    "kimi", "nova",
 )  # fmt: skip
 _MODEL_START = re.compile(
     r"^(?:" + "|".join(re.escape(f) for f in MODEL_FAMILIES) + r")(?=$|[-_.:0-9])", re.I
