@@ -16,9 +16,12 @@ when a ``tool`` message with its id as ``tool_call_id`` carries no ``error``.
 
 from __future__ import annotations
 
+import ast
 import gzip
 import json
 import shutil
+import subprocess
+import sys
 import zipfile
 from fractions import Fraction
 from pathlib import Path
@@ -29,6 +32,7 @@ import pytest
 from prefixexec.adapters import AdapterOptions
 from prefixexec.adapters import inspect_logs as il
 from prefixexec.adapters.inspect_logs import reader
+from prefixexec.adapters.inspect_logs.operators import audit as operators_audit
 from prefixexec.cli import main
 
 from conftest import REPO, SHARED
@@ -331,3 +335,59 @@ def test_audit_says_nothing_checked_on_real_logs_without_calls(
     document = json.loads(captured.out)
     assert document["status"] == "nothing-checked" and document["gold"]["trajectories"] == 0
     assert "nothing in this input could be checked" in captured.err
+
+
+# ---------------------------------------------------------------------------------------------
+# The package (INS-PACKAGE)
+
+PACKAGE = REPO / "adapters" / "inspect_logs"
+
+
+def package_imports(path: Path, modules: set[str]) -> set[str]:
+    """The package modules ``path`` imports anywhere (``from .x import``, ``from . import x``)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            if node.module is None:
+                found |= {a.name if a.name in modules else "__init__" for a in node.names}
+            else:
+                found.add(node.module.split(".")[0])
+    return found
+
+
+@pytest.mark.spec("INS-PACKAGE")
+def test_the_package_layout_has_no_cycle() -> None:
+    modules = {p.stem for p in PACKAGE.glob("*.py")}
+    assert modules == {"__init__", "reader", "semantics", "operators"}
+    graph = {m: package_imports(PACKAGE / f"{m}.py", modules) for m in modules}
+    assert graph == {
+        "semantics": set(),
+        "reader": {"semantics"},
+        "operators": {"reader", "semantics"},
+        "__init__": {"reader", "semantics", "operators"},
+    }
+    # __init__ only re-exports: no definitions, one assignment (__all__).
+    init = ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
+    assert not [n for n in init.body if isinstance(n, ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef)]
+    assigns = [n for n in init.body if isinstance(n, ast.Assign | ast.AnnAssign | ast.AugAssign)]
+    assert len(assigns) == 1 and isinstance(assigns[0], ast.Assign)
+    assert [ast.unparse(t) for t in assigns[0].targets] == ["__all__"]
+    assert il.audit is operators_audit and il.read is reader.read
+
+
+@pytest.mark.spec("INS-PACKAGE")
+@pytest.mark.parametrize("first", ["semantics", "reader", "operators"])
+def test_each_module_imports_first(first: str) -> None:
+    # A fresh interpreter importing one module before the package finds no partly initialised module.
+    code = (
+        f"import prefixexec.adapters.inspect_logs.{first}; import prefixexec.adapters.inspect_logs as p; "
+        "print(callable(p.audit))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "True", "")
+
+
+@pytest.mark.spec("INS-PACKAGE")
+def test_the_layout_check_sees_an_import_of_the_package(tmp_path: Path) -> None:
+    (tmp_path / "semantics.py").write_text("from . import read\nfrom .reader import x\n", encoding="utf-8")
+    assert package_imports(tmp_path / "semantics.py", {"reader", "semantics"}) == {"__init__", "reader"}
