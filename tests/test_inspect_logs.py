@@ -786,3 +786,38 @@ def test_label_rules_on_the_command_line(tmp_path: Path, capsys: pytest.CaptureF
     taubench_only = rules_file(tmp_path, '[[taubench]]\npattern = "x"\nlabel = "schema"\n')
     err = cli_error([str(path), "--label-rules", str(taubench_only)], capsys)
     assert "no rule for the inspect adapter" in err
+
+
+def audit_document(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
+    code = main(["audit", "--adapter", "inspect", "--json", *args])
+    document: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return code, document
+
+
+@pytest.mark.spec("INS-LABEL-RULES", "AUDIT-INSPECT")
+def test_the_audit_uses_the_label_rules(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The permission operator writes "Permission denied: /root"; a user rule that calls that a
+    # dependency failure changes what the adapter says, and the audit shows it as misses.
+    rules = rules_file(tmp_path, '[[inspect]]\npattern = "Permission denied"\nlabel = "dependency"\n')
+    code, document = audit_document([str(EVAL_LOG), "--label-rules", str(rules)], capsys)
+    ops = {o["operator"]: o for o in document["operators"]}
+    assert code == 1 and ops["permission"]["made"] > 0 and ops["permission"]["caught"] == 0
+    assert ops["timeout"]["caught"] == ops["timeout"]["made"] > 0
+
+
+@pytest.mark.spec("INS-NOTOOL-UNKNOWN", "AUDIT-INSPECT")
+def test_the_audit_lists_no_tool_actions_decided_by_the_unknown_rule(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    items = [
+        sample("a", [assistant_calls(call("c1", "add")), tool("c1")]),
+        sample("b", [], events=[]),  # says nothing about tools
+        sample("c", [], events=[]),
+        sample("d", [], events=[model_event([])]),  # offered none: decided by rule 2, not listed
+    ]
+    code, document = audit_document([str(write_log(tmp_path, items))], capsys)
+    assert code == 0 and document["gold"]["trajectories"] == 1
+    assert (
+        "whether tools were offered in the 2 samples without a call whose log records nothing about tools: "
+        "their no-tool action was taken as allowed (INS-NOTOOL-UNKNOWN)"
+    ) in document["not_checked"]
