@@ -7,7 +7,9 @@ already replayed ``outcome``. Reading validates everything before anything is sc
 
 from __future__ import annotations
 
+import gc
 import json
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import cache
@@ -16,8 +18,6 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 import attrs
-import jsonschema
-import jsonschema.exceptions
 
 from prefixexec.kernel import (
     Accepted,
@@ -48,6 +48,10 @@ from .audit import (
 from .errors import InputError
 
 if TYPE_CHECKING:
+    import jsonschema
+
+    from prefixexec.kernel.accumulator import RolloutArrays
+
     from . import AdapterOptions
 
 STDIN = "-"
@@ -67,6 +71,8 @@ def record_schema() -> dict[str, Any]:
 
 @cache
 def _validator() -> jsonschema.protocols.Validator:
+    import jsonschema  # only to explain a rejected line: the fast path (_fast) needs no schema engine
+
     schema = record_schema()
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
@@ -221,24 +227,420 @@ def json_lines(path: str) -> Iterator[tuple[str, Any]]:
             raise InputError(where, f"not valid JSON: {exc}") from None
 
 
-def iter_file(path: str) -> Iterator[tuple[str, Rollout]]:
-    """Yield ``("FILE:LINE", rollout)`` for every record of one JSONL file, validating each."""
-    validator = _validator()
-    for where, record in json_lines(path):
-        if not isinstance(record, dict):
-            raise InputError(where, f"expected a JSON object, got {type(record).__name__}")
-        if "actions" in record and "outcome" in record:
-            raise InputError(where, "give either 'actions' or 'outcome', not both")
-        if "actions" not in record and "outcome" not in record:
-            raise InputError(where, "missing field: one of 'actions' or 'outcome' is required")
-        error = jsonschema.exceptions.best_match(validator.iter_errors(record))
-        if error is not None:
-            raise InputError(where, f"at {_path(error.absolute_path)}: {error.message}")
+def best_match(errors: Iterable[Any]) -> Any:
+    """``jsonschema.exceptions.best_match`` (imported on first use)."""
+    import jsonschema.exceptions
+
+    return jsonschema.exceptions.best_match(errors)
+
+
+def legacy_iter_lines(name: str, lines: Iterable[tuple[int, str]]) -> Iterator[tuple[str, Rollout]]:
+    """The reference reader over ``(line number, line)`` pairs of the file called ``name``:
+    strict ``json`` parse, the JSON Schema (``jsonschema``), then :func:`record_to_rollout`.
+
+    :func:`iter_file` gives exactly its results and messages, faster (see :mod:`._fast_records`).
+    """
+    validator = None
+    for number, line in lines:
+        where = f"{name}:{number}"
+        if not line.strip():
+            continue
         try:
-            rollout = record_to_rollout(record)
+            record = parse_json_line(line)
         except ValueError as exc:
-            raise InputError(where, str(exc)) from None
-        yield where, rollout
+            raise InputError(where, f"not valid JSON: {exc}") from None
+        if validator is None:
+            validator = _validator()
+        yield where, _checked_rollout(where, record, validator)
+
+
+def _checked_rollout(where: str, record: Any, validator: Any) -> Rollout:
+    if not isinstance(record, dict):
+        raise InputError(where, f"expected a JSON object, got {type(record).__name__}")
+    if "actions" in record and "outcome" in record:
+        raise InputError(where, "give either 'actions' or 'outcome', not both")
+    if "actions" not in record and "outcome" not in record:
+        raise InputError(where, "missing field: one of 'actions' or 'outcome' is required")
+    error = best_match(validator.iter_errors(record))
+    if error is not None:
+        raise InputError(where, f"at {_path(error.absolute_path)}: {error.message}")
+    try:
+        return record_to_rollout(record)
+    except ValueError as exc:
+        raise InputError(where, str(exc)) from None
+
+
+# ---------------------------------------------------------------------------------------------
+# The fast path: typed, compiled decoding (msgspec) with the reference reader as the fallback
+#
+# A chunk of lines is decoded with msgspec into typed structs that encode the JSON Schema's
+# constraints (types, lengths, minimums, enums, no unknown keys, no null for an absent field).
+# msgspec keeps the last of two equal keys, so the chunk's keys are counted in the text and in
+# the re-encoded structs: any repeat makes the counts differ. Cross-field rules (exactly one of
+# actions/outcome, FED range, no label with FED = T + 1, no label on an executable action) are
+# checked on the decoded values. A chunk with anything the fast path cannot vouch for (any
+# rejected line, an integral float such as ``2.0`` in an integer field, a number beyond 64 bits,
+# a lone surrogate) is read again line by line by :func:`legacy_iter_lines`, which gives
+# today's decision and message; the fast path only ever accepts lines the reference accepts,
+# with equal rollouts (tests/test_records_fast.py checks both directions with Hypothesis).
+
+_INT64_MAX = 2**63 - 1
+#: Non-blank lines decoded per chunk.
+CHUNK_LINES = 1 << 14
+
+
+@cache
+def _fast() -> Any:
+    """The msgspec decoder of one record line and its encoder (built on first use)."""
+    from typing import Annotated, Literal
+
+    import msgspec
+    from msgspec import UNSET, Meta, UnsetType
+
+    NonEmpty = Annotated[str, Meta(min_length=1)]
+    Count = Annotated[int, Meta(ge=1, le=_INT64_MAX)]
+    LabelName = Literal["schema", "dependency", "precondition", "state_consistency", "information"]
+    Labels = LabelName | Annotated[list[LabelName], Meta(min_length=1)]
+    Amount = Annotated[int, Meta(ge=0)] | Annotated[float, Meta(ge=0)]
+
+    # defstruct, not class statements: this module's annotations are strings (PEP 563).
+    def struct(name: str, fields: list[tuple[str, Any] | tuple[str, Any, Any]]) -> Any:
+        # gc=False: records hold no reference cycles; the collector need not track them.
+        return msgspec.defstruct(name, fields, forbid_unknown_fields=True, gc=False)
+
+    action = struct(
+        "FastAction",
+        [
+            ("tool", NonEmpty),
+            ("executable", bool),
+            ("arguments", dict[str, Any] | UnsetType, UNSET),
+            ("id", str | UnsetType, UNSET),
+            ("label", Labels | UnsetType, UNSET),
+            ("reason", str | UnsetType, UNSET),
+        ],
+    )
+    outcome = struct(
+        "FastOutcome",
+        [
+            ("T", Count),
+            ("fed", Count),
+            ("label", Labels | UnsetType, UNSET),
+            ("reason", str | UnsetType, UNSET),
+        ],
+    )
+    record = struct(
+        "FastRecord",
+        [
+            ("dataset", NonEmpty),
+            ("task_id", NonEmpty | int),
+            ("model", NonEmpty),
+            ("method", NonEmpty),
+            ("success", bool),
+            ("trial", Annotated[int, Meta(ge=0, le=_INT64_MAX)] | UnsetType, UNSET),
+            ("actions", list[action] | UnsetType, UNSET),  # type: ignore[valid-type]  # runtime struct
+            ("outcome", outcome | UnsetType, UNSET),
+            ("no_tool_allowed", bool | UnsetType, UNSET),
+            ("cost", dict[Literal["tokens", "latency_s"], Amount] | UnsetType, UNSET),
+            ("meta", dict[str, Any] | UnsetType, UNSET),
+        ],
+    )
+    decoder = msgspec.json.Decoder(record)
+    return decoder.decode, msgspec.json.Encoder().encode, UNSET, (msgspec.MsgspecError, ValueError)
+
+
+#: A JSON string token, and whether a ':' follows it (then it is an object key).
+_STRING_TOKEN = r'"[^"\\]*(?:\\.[^"\\]*)*"([ \t\r\n]*:)?'
+
+
+@cache
+def _string_token() -> re.Pattern[str]:
+    return re.compile(_STRING_TOKEN)
+
+
+def _key_count(text: str) -> int:
+    """The number of object keys in valid JSON text (string tokens followed by ':')."""
+    found = _string_token().findall(text)
+    return len(found) - found.count("")
+
+
+def _no_repeated_keys(lines: Sequence[str], decoded: Sequence[Any], encode: Callable[[Any], bytes]) -> bool:
+    """Whether no object of these (valid JSON) lines repeats a key.
+
+    Decoding keeps one entry per key, so the re-encoded values hold fewer keys exactly when a
+    key repeats. Without a backslash in the text every ':' outside strings is a key's and every
+    ':' inside one is kept literally, so counting ':' compares the keys; otherwise the keys are
+    counted by tokenizing both texts.
+    """
+    text = "".join(lines)
+    again = encode(decoded)
+    if "\\" not in text:
+        return text.count(":") == again.count(b":")
+    return _key_count(text) == _key_count(again.decode("utf-8"))
+
+
+_LABEL_RANK = {label.value: label.rank for label in Label}
+
+
+def _label_code(value: Any) -> int:
+    if isinstance(value, str):
+        return _LABEL_RANK[value]
+    return min(_LABEL_RANK[name] for name in value)
+
+
+def _decode_chunk(lines: Sequence[str]) -> list[Any] | None:
+    """The typed records of ``lines``, or ``None`` when the fast path cannot vouch for all of them."""
+    decode, encode, _, errors = _fast()
+    # The cyclic collector would scan the chunk's new containers again and again while they are
+    # made (they hold no cycles): paused while decoding, as it was before.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        decoded = [decode(line) for line in lines]
+    except errors:
+        return None
+    finally:
+        if collecting:
+            gc.enable()
+    if not _no_repeated_keys(lines, decoded, encode):
+        return None
+    return decoded
+
+
+@attrs.frozen(slots=True)
+class FastColumns:
+    """The kernel columns of a chunk the fast path accepted (:meth:`RolloutArrays` inputs)."""
+
+    conditions: list[ConditionKey]
+    condition: list[int]
+    tasks: list[str]
+    task: list[int]
+    trial: list[int]
+    T: list[int]
+    fed: list[int]
+    Y: list[bool]
+    label: list[int]
+
+
+def _columns(decoded: Sequence[Any]) -> FastColumns | None:
+    """Columns of decoded records, or ``None`` when a record breaks a cross-field rule."""
+    _, _, unset, _ = _fast()
+    conditions: dict[tuple[str, str, str], int] = {}
+    tasks: dict[str, int] = {}
+    condition: list[int] = []
+    task: list[int] = []
+    trial: list[int] = []
+    T: list[int] = []
+    fed: list[int] = []
+    label: list[int] = []
+    extra: list[bool] = []
+    for r in decoded:
+        key = (r.dataset, r.model, r.method)
+        c = conditions.get(key)
+        if c is None:
+            c = conditions[key] = len(conditions)
+        condition.append(c)
+        t = r.task_id
+        if t.__class__ is not str:
+            t = str(t)
+        j = tasks.get(t)
+        if j is None:
+            j = tasks[t] = len(tasks)
+        task.append(j)
+        n = r.trial
+        trial.append(0 if n is unset else n)
+        o = r.outcome
+        if o is not unset:
+            if r.actions is not unset:
+                return None
+            T.append(o.T)
+            fed.append(o.fed)
+            lab = o.label
+            if lab is unset:
+                label.append(NO_LABEL_CODE)
+                extra.append(o.reason is not unset)
+            else:
+                label.append(_label_code(lab))
+                extra.append(True)
+            continue
+        actions = r.actions
+        if actions is unset:
+            return None
+        extra.append(False)
+        if not actions:
+            T.append(1)
+            fed.append(2 if r.no_tool_allowed is True else 1)
+            label.append(NO_LABEL_CODE)
+            continue
+        first = 0
+        code = NO_LABEL_CODE
+        for k, a in enumerate(actions, start=1):
+            if a.executable:
+                if a.label is not unset or a.reason is not unset:
+                    return None
+            elif not first:
+                first = k
+                if a.label is not unset:
+                    code = _label_code(a.label)
+        T.append(len(actions))
+        fed.append(first or len(actions) + 1)
+        label.append(code)
+    # FED in [1, T + 1] (the lower ends are struct constraints); nothing but FED at T + 1.
+    for t_, f_, x in zip(T, fed, extra, strict=True):
+        if f_ > t_ and (f_ > t_ + 1 or x):
+            return None
+    return FastColumns(
+        [ConditionKey(*k) for k in conditions],
+        condition,
+        list(tasks),
+        task,
+        trial,
+        T,
+        fed,
+        [r.success for r in decoded],
+        label,
+    )
+
+
+NO_LABEL_CODE = -1
+
+
+def line_chunks(
+    path: str, size: int = CHUNK_LINES
+) -> Iterator[tuple[list[int], list[str], InputError | None]]:
+    """``(line numbers, lines, fault)`` of the non-blank lines of a JSONL file, ``size`` at a time;
+    a file fault (not UTF-8, ...) comes with the lines read before it and ends the chunks."""
+    numbers: list[int] = []
+    lines: list[str] = []
+    try:
+        for number, line in open_lines(path):
+            if not line.isspace():
+                numbers.append(number)
+                lines.append(line)
+                if len(lines) == size:
+                    yield numbers, lines, None
+                    numbers, lines = [], []
+    except InputError as exc:
+        yield numbers, lines, exc
+        return
+    if lines:
+        yield numbers, lines, None
+
+
+class Places(Sequence[str]):
+    """``FILE:LINE`` of each row of a chunk, made when asked for."""
+
+    __slots__ = ("_name", "_numbers")
+
+    def __init__(self, name: str, numbers: Sequence[int]) -> None:
+        self._name = name
+        self._numbers = numbers
+
+    def __len__(self) -> int:
+        return len(self._numbers)
+
+    def __getitem__(self, row: Any) -> Any:
+        if isinstance(row, slice):
+            return [f"{self._name}:{n}" for n in self._numbers[row]]
+        return f"{self._name}:{self._numbers[row]}"
+
+
+def record_chunks(
+    path: str, size: int = CHUNK_LINES
+) -> Iterator[tuple[RolloutArrays, Sequence[str], InputError | None]]:
+    """The records of one JSONL file as kernel columns, ``size`` lines at a time (STREAM-SCORE).
+
+    Each item is ``(columns, FILE:LINE of each row, fault)``: the rows before the first fault
+    of the chunk, and that fault (then the last item). Exactly the rollouts and the first fault
+    of :func:`iter_file`.
+    """
+    from prefixexec.kernel.accumulator import RolloutArrays
+
+    name = "<stdin>" if path == STDIN else path
+    for numbers, lines, fault in line_chunks(path, size):
+        decoded = _decode_chunk(lines)
+        cols = None if decoded is None else _columns(decoded)
+        if cols is not None:
+            arrays = RolloutArrays(
+                cols.conditions, cols.condition, cols.tasks, cols.task, cols.trial, cols.T, cols.fed, cols.Y,
+                cols.label,
+            )
+            yield arrays, Places(name, numbers), fault
+            if fault is not None:
+                return
+            continue
+        rollouts: list[Rollout] = []
+        wheres: list[str] = []
+        try:
+            for where, rollout in legacy_iter_lines(name, zip(numbers, lines, strict=True)):
+                rollouts.append(rollout)
+                wheres.append(where)
+        except InputError as exc:
+            fault = exc
+        yield RolloutArrays.from_rollouts(rollouts), wheres, fault
+        if fault is not None:
+            return
+
+
+def _struct_rollout(r: Any, unset: Any) -> Rollout:
+    """The rollout of a record the fast path accepted (as :func:`record_to_rollout` makes it)."""
+    key = ConditionKey(r.dataset, r.model, r.method)
+    task_id = str(r.task_id)
+    trial = 0 if r.trial is unset else r.trial
+    o = r.outcome
+    if o is not unset:
+        labels = () if o.label is unset else _labels(o.label)
+        outcome = Outcome(
+            T=o.T, fed=o.fed, label=primary_label(labels), reason=None if o.reason is unset else o.reason
+        )
+    else:
+        verdicts = tuple(
+            RecordedVerdict(
+                a.executable,
+                () if a.label is unset else _labels(a.label),
+                None if a.reason is unset else a.reason,
+            )
+            for a in r.actions
+        )
+        calls = [
+            ToolCall(a.tool, {} if a.arguments is unset else a.arguments, None if a.id is unset else a.id)
+            for a in r.actions
+        ]
+        no_tool = r.no_tool_allowed is True
+        outcome = replay(RECORDED, RecordedTask(verdicts, no_tool), calls)
+    meta: dict[str, object] = {}
+    if r.cost is not unset:
+        meta["cost"] = dict(r.cost)
+    if r.meta is not unset:
+        meta["meta"] = r.meta
+    return Rollout(key, task_id, trial, outcome, r.success, meta)
+
+
+def fast_rollouts(lines: Sequence[str]) -> list[Rollout] | None:
+    """The rollouts of non-blank record lines if the fast path accepts every one, else ``None``."""
+    decoded = _decode_chunk(lines)
+    if decoded is None or _columns(decoded) is None:
+        return None
+    unset = _fast()[2]
+    return [_struct_rollout(r, unset) for r in decoded]
+
+
+def iter_file(path: str) -> Iterator[tuple[str, Rollout]]:
+    """Yield ``("FILE:LINE", rollout)`` for every record of one JSONL file, validating each.
+
+    The fast path (:func:`fast_rollouts`) reads whole chunks; a chunk it cannot vouch for is
+    read by the reference reader :func:`legacy_iter_lines`, so decisions and messages are the
+    reference's.
+    """
+    name = "<stdin>" if path == STDIN else path
+    for numbers, lines, fault in line_chunks(path):
+        rollouts = fast_rollouts(lines)
+        if rollouts is not None:
+            for number, rollout in zip(numbers, rollouts, strict=True):
+                yield f"{name}:{number}", rollout
+        else:
+            yield from legacy_iter_lines(name, zip(numbers, lines, strict=True))
+        if fault is not None:
+            raise fault
 
 
 def unique_rollouts(

@@ -28,7 +28,7 @@ import numpy as np
 
 from prefixexec.adapters import ADAPTERS, AdapterOptions, InputError, parquet
 from prefixexec.adapters.parquet import Batch, Unit
-from prefixexec.adapters.records import STDIN, iter_file, repeated_key_message
+from prefixexec.adapters.records import STDIN, iter_file, record_chunks, repeated_key_message
 from prefixexec.kernel import Rollout
 from prefixexec.kernel.accumulator import (
     AccumulatorSet,
@@ -108,27 +108,13 @@ def stream(batches: Iterable[Batch], locate: Locator) -> AccumulatorSet:
 
 def record_batches(paths: Sequence[str], chunk: int | None = None) -> Iterator[Batch]:
     """JSONL records in batches of ``chunk`` rollouts (default :data:`RECORD_CHUNK`; a batch
-    never spans two files)."""
+    never spans two files), decoded by the records reader's fast path (``record_chunks``)."""
     chunk = RECORD_CHUNK if chunk is None else chunk
     for index, path in enumerate(paths):
-        rollouts: list[Rollout] = []
-        wheres: list[str] = []
-
-        def batch(error: InputError | None = None) -> Batch:
-            return Batch(path, index, 0, RolloutArrays.from_rollouts(rollouts), error, tuple(wheres))  # noqa: B023
-
-        try:
-            for where, rollout in iter_file(path):
-                rollouts.append(rollout)
-                wheres.append(where)
-                if len(rollouts) == chunk:
-                    yield batch()
-                    rollouts, wheres = [], []
-        except InputError as exc:
-            yield batch(exc)
-            return
-        if rollouts:
-            yield batch()
+        for rollouts, wheres, error in record_chunks(path, chunk):
+            yield Batch(path, index, 0, rollouts, error, wheres)
+            if error is not None:
+                return
 
 
 def _records_locator(paths: Sequence[str]) -> Locator:

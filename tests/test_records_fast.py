@@ -1,0 +1,307 @@
+"""The records reader's fast path decides exactly as the reference reader (schema + rules).
+
+The reference is :func:`prefixexec.adapters.records.legacy_iter_lines`: the strict ``json``
+parse, ``jsonschema`` with spec/record.schema.json, then ``record_to_rollout``. The fast path
+(msgspec typed decoding, :func:`fast_rollouts`, :func:`record_chunks`) must
+
+* accept only lines the reference accepts, with equal rollouts (meta included);
+* accept every line the reference accepts, except the ones it leaves to the reference on
+  purpose (integral floats such as ``1.0`` in an integer field, integers beyond 64 bits,
+  numbers beyond the double range, lone surrogates);
+* through the reader as a whole (fast path plus fallback), give the same rollouts, the same
+  ``FILE:LINE`` places and the same first fault as the reference.
+
+Lines are generated near the contract: valid records with one or more mutations (wrong types,
+missing and extra keys, out-of-range values, bool for int, integral floats, null, repeated keys,
+escapes, whitespace, both or neither of actions/outcome, label rules).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from prefixexec.adapters import InputError
+from prefixexec.adapters.records import (
+    fast_rollouts,
+    iter_file,
+    legacy_iter_lines,
+    open_lines,
+    record_chunks,
+)
+from prefixexec.kernel import Rollout
+from prefixexec.kernel.accumulator import RolloutArrays
+
+LABELS = ["schema", "dependency", "precondition", "state_consistency", "information"]
+#: Mutations after which the fast path may leave a line the reference accepts to the reference.
+DEFERRED = "deferred"
+
+names = st.sampled_from(["a", "b", "x:y", "é", "long name", "t\"q", "back\\slash", "u\u2028", "😀"])
+plain = st.sampled_from(["a", "b", "c d", "m"])
+
+
+def _labels() -> st.SearchStrategy[Any]:
+    return st.sampled_from(LABELS) | st.lists(st.sampled_from(LABELS), min_size=1, max_size=3)
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | names,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(names, inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@st.composite
+def valid_records(draw: st.DrawFn) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "dataset": draw(plain),
+        "task_id": draw(names | st.integers(-5, 2**40)),
+        "model": draw(plain),
+        "method": draw(plain),
+        "success": draw(st.booleans()),
+    }
+    if draw(st.booleans()):
+        record["trial"] = draw(st.integers(0, 5))
+    if draw(st.booleans()):
+        T = draw(st.integers(1, 6))
+        fed = draw(st.integers(1, T + 1))
+        outcome: dict[str, Any] = {"T": T, "fed": fed}
+        if fed <= T and draw(st.booleans()):
+            outcome["label"] = draw(_labels())
+        if fed <= T and draw(st.booleans()):
+            outcome["reason"] = draw(names)
+        record["outcome"] = outcome
+    else:
+        actions = []
+        for _ in range(draw(st.integers(0, 4))):
+            action: dict[str, Any] = {"tool": draw(names), "executable": draw(st.booleans())}
+            if draw(st.booleans()):
+                action["arguments"] = draw(st.dictionaries(names, json_values, max_size=3))
+            if draw(st.booleans()):
+                action["id"] = draw(names)
+            if not action["executable"] and draw(st.booleans()):
+                action["label"] = draw(_labels())
+            if not action["executable"] and draw(st.booleans()):
+                action["reason"] = draw(names)
+            actions.append(action)
+        record["actions"] = actions
+        if draw(st.booleans()):
+            record["no_tool_allowed"] = draw(st.booleans())
+    if draw(st.integers(0, 3)) == 0:
+        cost: dict[str, Any] = {}
+        if draw(st.booleans()):
+            cost["tokens"] = draw(st.integers(0, 10**6) | st.floats(0, 1e6))
+        if draw(st.booleans()):
+            cost["latency_s"] = draw(st.floats(0, 100))
+        record["cost"] = cost
+    if draw(st.integers(0, 3)) == 0:
+        record["meta"] = draw(st.dictionaries(names, json_values, max_size=3))
+    return record
+
+
+def _objects(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    """Every object in ``value`` with its path."""
+    found: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+    if isinstance(value, dict):
+        found.append((path, value))
+        for k, v in value.items():
+            found.extend(_objects(v, (*path, k)))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            found.extend(_objects(v, (*path, i)))
+    return found
+
+
+WRONG = [None, True, False, 0, -1, 1.5, 2.0, "", "x", [], {}, ["schema"], 2**64, -(2**64), "schema"]
+
+
+@st.composite
+def near_valid_lines(draw: st.DrawFn) -> tuple[str, bool]:
+    """A record line with mutations; and whether the fast path may defer it (see DEFERRED)."""
+    record = draw(valid_records())
+    deferred = False
+    for _ in range(draw(st.integers(0, 2))):
+        objects = _objects(record)
+        _, obj = draw(st.sampled_from(objects))
+        kind = draw(st.sampled_from(["drop", "extra", "wrong", "integral", "null", "both", "label", "fed"]))
+        keys = list(obj)
+        if kind == "drop" and keys:
+            del obj[draw(st.sampled_from(keys))]
+        elif kind == "extra":
+            obj[draw(st.sampled_from(["extra", "T", "label", "reason", "trial", "outcome"]))] = draw(
+                st.sampled_from(WRONG)
+            )
+        elif kind == "wrong" and keys:
+            obj[draw(st.sampled_from(keys))] = draw(st.sampled_from(WRONG))
+        elif kind == "integral" and keys:
+            key = draw(st.sampled_from(keys))
+            if isinstance(obj[key], int) and not isinstance(obj[key], bool):
+                obj[key] = float(obj[key])
+                deferred = True
+        elif kind == "null" and keys:
+            obj[draw(st.sampled_from(keys))] = None
+        elif kind == "both":
+            record["outcome"] = {"T": 1, "fed": 1}
+            record["actions"] = []
+        elif kind == "label":
+            obj["label"] = draw(st.sampled_from(["unknown", [], ["schema", "nope"], "schema", LABELS]))
+        elif kind == "fed" and "fed" in obj:
+            obj["fed"] = draw(st.integers(-1, 9))
+    for _, obj in _objects(record):
+        for key, value in obj.items():
+            if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63:
+                deferred = True
+            if key in ("trial", "T", "fed", "task_id") and isinstance(value, float) and value.is_integer():
+                deferred = True
+    text = json.dumps(record, ensure_ascii=draw(st.booleans()), separators=draw(st.sampled_from(
+        [(",", ":"), (", ", ": "), (" ,", " : ")]
+    )))
+    if draw(st.integers(0, 4)) == 0:
+        # A repeated key: copy the first member of some object to its end.
+        start = draw(st.sampled_from([i for i, ch in enumerate(text) if ch == "{"]))
+        end = text.find("}", start)
+        inner = text[start + 1 : end]
+        if inner and "{" not in inner and "[" not in inner:
+            first = inner.split(",")[0]
+            text = text[:end] + "," + first + text[end:]
+    if draw(st.integers(0, 6)) == 0:
+        text = draw(st.sampled_from(["[]", "1", '"x"', "null", "{", text + " x", "{} {}", "NaN"]))
+    if draw(st.integers(0, 8)) == 0:
+        text = text.replace(":", ": \t", 1)
+    return text + draw(st.sampled_from(["\n", "", " \n", "\r\n"])), deferred
+
+
+def reference(line: str) -> Rollout | InputError:
+    try:
+        return next(iter([r for _, r in legacy_iter_lines("f.jsonl", [(1, line)])]))
+    except InputError as exc:
+        return exc
+
+
+def same_rollout(a: Rollout, b: Rollout) -> bool:
+    return (
+        a == b
+        and a.outcome.reason == b.outcome.reason
+        and json.dumps(a.meta, sort_keys=False) == json.dumps(b.meta, sort_keys=False)
+        and type(a.trial) is type(b.trial)
+    )
+
+
+@pytest.mark.spec("REC-FORMAT", "REC-OUTCOME")
+@given(near_valid_lines())
+def test_fast_path_accepts_exactly_what_the_schema_and_rules_accept(item: tuple[str, bool]) -> None:
+    line, deferred = item
+    ref = reference(line)
+    fast = fast_rollouts([line])
+    if fast is not None:
+        assert isinstance(ref, Rollout), (line, ref)
+        assert same_rollout(fast[0], ref), (line, fast[0], ref)
+    elif not deferred:
+        assert not isinstance(ref, Rollout), (line, ref)
+
+
+@st.composite
+def jsonl_files(draw: st.DrawFn) -> list[str]:
+    """Lines of a file: mostly valid records (some repeated keys), blank lines, a bad line or not."""
+    lines = []
+    for _ in range(draw(st.integers(1, 12))):
+        if draw(st.integers(0, 5)) == 0:
+            lines.append(draw(st.sampled_from(["\n", "  \n", "\t\n"])))
+        elif draw(st.integers(0, 3)) == 0:
+            lines.append(draw(near_valid_lines())[0].rstrip("\n") + "\n")
+        else:
+            lines.append(json.dumps(draw(valid_records())) + "\n")
+    return lines
+
+
+def _reader_result(fn: Any) -> tuple[list[tuple[str, Rollout]], tuple[str, str] | None]:
+    got: list[tuple[str, Rollout]] = []
+    try:
+        for item in fn():
+            got.append(item)
+    except InputError as exc:
+        return got, (exc.where, exc.what)
+    return got, None
+
+
+@pytest.mark.spec("REC-FORMAT", "REC-ERRORS")
+@given(jsonl_files(), st.integers(1, 5))
+def test_the_reader_gives_the_reference_rollouts_places_and_first_fault(
+    tmp_path_factory: pytest.TempPathFactory, lines: list[str], size: int
+) -> None:
+    path = tmp_path_factory.mktemp("fast") / "r.jsonl"
+    path.write_text("".join(lines), encoding="utf-8")
+    name = str(path)
+    numbered = list(open_lines(name))  # the reference's lines (text mode, as today)
+    want, want_fault = _reader_result(lambda: legacy_iter_lines(name, numbered))
+    got, got_fault = _reader_result(lambda: iter_file(name))
+    assert got_fault == want_fault
+    assert [w for w, _ in got] == [w for w, _ in want]
+    assert all(same_rollout(a, b) for (_, a), (_, b) in zip(got, want, strict=True))
+    # The columns of record_chunks: the same rows, places and fault, in chunks of `size` lines.
+    rows: list[RolloutArrays] = []
+    places: list[str] = []
+    fault = None
+    for arrays, wheres, error in record_chunks(name, size):
+        rows.append(arrays)
+        places.extend(wheres[i] for i in range(len(wheres)))
+        if error is not None:
+            fault = (error.where, error.what)
+    assert fault == want_fault
+    assert places == [w for w, _ in want]
+    expected = RolloutArrays.from_rollouts([r for _, r in want])
+    keys = [a.key(i) for a in rows for i in range(len(a))]
+    assert keys == [expected.key(i) for i in range(len(expected))]
+    for column in ("trial", "T", "fed", "Y", "label"):
+        joined = np.concatenate([getattr(a, column) for a in rows]) if rows else np.zeros(0)
+        assert joined.tolist() == getattr(expected, column).tolist(), column
+
+
+@pytest.mark.spec("REC-FORMAT")
+def test_the_fast_path_decides_typical_records_itself() -> None:
+    """Ordinary records are accepted by the fast path, not handed to the reference."""
+    lines = [
+        '{"dataset": "d", "task_id": "t1", "model": "m", "method": "x", "success": true, '
+        '"outcome": {"T": 3, "fed": 2, "label": ["information", "dependency"], "reason": "r: no"}}\n',
+        '{"dataset": "d", "task_id": 7, "model": "m", "method": "x", "trial": 2, "success": false, '
+        '"actions": [{"tool": "a", "arguments": {"q": "x:y"}, "executable": true}, '
+        '{"tool": "b", "executable": false, "label": "schema"}], "meta": {"k": [1, 2.5, null]}}\n',
+        '{"dataset": "d", "task_id": "t\\"3", "model": "m", "method": "x", "success": true, '
+        '"actions": [], "no_tool_allowed": true, "cost": {"tokens": 10, "latency_s": 0.5}}\n',
+    ]
+    fast = fast_rollouts(lines)
+    assert fast is not None
+    # Hand-computed: (T, FED, label) of the three records (EQ-1, CONV-NOTOOL, CONV-LABEL-ORDER).
+    got = [(r.outcome.T, r.outcome.fed, r.outcome.label and r.outcome.label.value) for r in fast]
+    assert got == [(3, 2, "dependency"), (2, 2, "schema"), (1, 2, None)]
+    for line, rollout in zip(lines, fast, strict=True):
+        ref = reference(line)
+        assert isinstance(ref, Rollout) and same_rollout(rollout, ref)
+
+
+@pytest.mark.spec("REC-ERRORS")
+def test_a_repeated_key_is_left_to_the_reference_and_rejected() -> None:
+    line = (
+        '{"dataset": "d", "dataset": "e", "task_id": "t", "model": "m", "method": "x", '
+        '"success": true, "outcome": {"T": 1, "fed": 2}}'
+    )
+    assert fast_rollouts([line]) is None
+    ref = reference(line)
+    assert isinstance(ref, InputError) and "appears twice" in ref.what
+    nested = (
+        '{"dataset": "d", "task_id": "t", "model": "m", "method": "x", "success": true, '
+        '"actions": [{"tool": "a", "arguments": {"q": 1, "q": 2}, "executable": true}]}'
+    )
+    assert fast_rollouts([nested]) is None
+    escaped = nested.replace('"q": 2', '"\\u0071": 2')  # the same key, escaped
+    assert fast_rollouts([escaped]) is None
+    assert isinstance(reference(escaped), InputError)
