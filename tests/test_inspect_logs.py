@@ -821,3 +821,25 @@ def test_the_audit_lists_no_tool_actions_decided_by_the_unknown_rule(
         "whether tools were offered in the 2 samples without a call whose log records nothing about tools: "
         "their no-tool action was taken as allowed (INS-NOTOOL-UNKNOWN)"
     ) in document["not_checked"]
+
+
+@pytest.mark.spec("INS-SUCCESS", "INS-ERRORS")
+def test_old_single_score_is_read_under_the_results_scorer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Old logs: {"score": {...}} per sample; inspect files it under results.scores[0].name.
+    old = [sample("1", []), sample("2", [])]
+    for item, value in zip(old, ("C", "I"), strict=True):
+        del item["scores"]
+        item["score"] = {"value": value}
+    spec = {"task": "hand", "model": "m/x"}
+    document = {"eval": spec, "plan": PLAN, "results": {"scores": [{"name": "match"}]}, "samples": old}
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    assert [(r.task_id, r.success, r.meta["scorer"]) for r in read(path)] == [
+        ("1", True, "match"),
+        ("2", False, "match"),
+    ]
+    both = dict(old[0], scores={"match": {"value": "C"}})
+    path.write_text(json.dumps(dict(document, samples=[both])), encoding="utf-8")
+    assert "a sample has both 'score' (old logs) and 'scores'" in cli_error([str(path)], capsys)

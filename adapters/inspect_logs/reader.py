@@ -314,6 +314,8 @@ class LogHeader:
     scorers: tuple[str, ...]
     #: Tools of the plan's ``use_tools`` steps; ``None``: the plan gives none it records.
     plan_tools: tuple[str, ...] | None = None
+    #: ``results.scores[0].name``: the scorer of a sample's single ``score`` in old logs.
+    results_scorer: str | None = None
 
 
 def read_header(header: Any, where: str, options: AdapterOptions) -> LogHeader:
@@ -333,11 +335,14 @@ def read_header(header: Any, where: str, options: AdapterOptions) -> LogHeader:
         if isinstance(item, dict) and isinstance(item.get("name"), str):
             scorers.append(item["name"])
     results = header.get("results")
-    if not scorers and isinstance(results, dict):
+    result_names: list[str] = []
+    if isinstance(results, dict):
         for item in results.get("scores") or []:
             if isinstance(item, dict) and isinstance(item.get("name"), str):
-                scorers.append(item["name"])
-    return LogHeader(task, options.model or model, method, tuple(scorers), _plan_tools(plan))
+                result_names.append(item["name"])
+    first_result = result_names[0] if result_names else None
+    chosen = tuple(scorers or result_names)
+    return LogHeader(task, options.model or model, method, chosen, _plan_tools(plan), first_result)
 
 
 def _method(spec: Mapping[str, Any], plan: Any) -> str:
@@ -530,6 +535,26 @@ def _threshold(value: float | None) -> float:
     return threshold
 
 
+#: The key inspect gives a sample's single ``score`` before it knows the scorer's name.
+SCORER_PLACEHOLDER = "88F74D2C"
+
+
+def migrate_score(sample: Any, header: LogHeader, where: str) -> Any:
+    """A sample of an old log with one ``score`` as ``scores`` under the results' first scorer.
+
+    inspect's own migration (``EvalSample.migrate_deprecated`` and
+    ``EvalLog.populate_scorer_name_for_samples``): ``{"score": s}`` becomes ``{"scores": {name: s}}``
+    where ``name`` is ``results.scores[0].name`` (INS-SUCCESS).
+    """
+    if not isinstance(sample, dict) or "score" not in sample:
+        return sample
+    if "scores" in sample:
+        raise InputError(where, "a sample has both 'score' (old logs) and 'scores'")
+    migrated = {k: v for k, v in sample.items() if k != "score"}
+    migrated["scores"] = {header.results_scorer or SCORER_PLACEHOLDER: sample["score"]}
+    return migrated
+
+
 def _first_score(sample: Any) -> str | None:
     scores = sample.get("scores") if isinstance(sample, dict) else None
     if isinstance(scores, dict) and scores:
@@ -569,6 +594,7 @@ def log_items(path: str, options: AdapterOptions, semantics: InspectSemantics) -
             continue
         if header is None:
             raise InputError(where, "sample before the log header")
+        value = migrate_score(value, header, where)
         if scorer is None:
             scorer = header.scorers[0] if header.scorers else _first_score(value)
         if scorer is not None and isinstance(value, dict) and scorer in (value.get("scores") or {}):
