@@ -124,13 +124,15 @@ def test_every_scenario_of_the_summary_is_read() -> None:
     assert sorted(read(RUN)) == sorted(EXPECTED)
 
 
-@pytest.mark.spec("TSB-EXEC", "TSB-LABELS")
+@pytest.mark.spec("TSB-EXEC", "TSB-LABELS", "TSB-REASON")
 def test_reason_is_the_recorded_exception_line() -> None:
     rollout = read(RUN)["remove_contact_by_name"]
-    # The reply row of call_S3a records exactly this tool_call_exception.
+    # The reply row of call_S3a (the scenario's first call, remove_contact) records exactly this
+    # tool_call_exception; the reason names the call first.
     assert (
         rollout.outcome.reason
-        == "polars.exceptions.NoDataError: No db entry matching person_id='fredrik' found"
+        == "call 1 remove_contact (id call_S3a): "
+        "polars.exceptions.NoDataError: No db entry matching person_id='fredrik' found"
     )
 
 
@@ -178,7 +180,7 @@ def test_calls_are_read_from_the_recorded_code() -> None:
     ]
 
 
-@pytest.mark.spec("TSB-CODE")
+@pytest.mark.spec("TSB-CODE", "TSB-CLI")
 @pytest.mark.parametrize(
     ("code", "name", "arguments", "problem"),
     [
@@ -210,7 +212,17 @@ def test_calls_are_read_from_the_recorded_code() -> None:
             "second statement is not",
         ),
         ("x.y = {}\nc_response = f(**x)", None, None, "first statement is not"),
-        ("print('hi')", None, None, "not the ToolSandbox call shape"),
+        ("print('hi')", None, None, "not a ToolSandbox call shape"),
+        ("x = 1\n", None, None, "not a ToolSandbox call shape"),
+        # The Cli agent's typed call (TSB-CLI): keyword literals only.
+        ("print(repr(set_wifi_status(on=False)))", "set_wifi_status", {"on": False}, None),
+        ("print(repr(get_wifi_status()))", "get_wifi_status", {}, None),
+        ("print(repr(f(1)))", "f", None, "arguments are not all keyword arguments"),
+        ("print(repr(f(**d)))", "f", None, "arguments are not all keyword arguments"),
+        ("print(repr(f(a=open('x'))))", "f", None, "arguments are not a literal"),
+        ("print(repr(os.system('x')))", None, None, "the printed value is not a call of a plain tool name"),
+        ("print(repr(x))", None, None, "the printed value is not a call"),
+        ("print(str(f(a=1)))", None, None, "not a ToolSandbox call shape"),
         ("def (:", None, None, "not Python code (SyntaxError)"),
         ("a = {'x': 1}\x00", None, None, "not Python code"),
     ],
@@ -243,19 +255,26 @@ def test_hostile_code_is_never_executed(tmp_path: Path, capsys: pytest.CaptureFi
     # Both hostile calls are kept, unparsed, named by openai_function_name; the third parses.
     assert rollout.meta["unparsed_calls"] == [
         {"id": "call_H1", "problem": "arguments are not a literal"},
-        {"id": "call_H2", "problem": "not the ToolSandbox call shape (parameters, response, print)"},
+        {
+            "id": "call_H2",
+            "problem": "not a ToolSandbox call shape (parameters, response, print; or print(repr(tool(...))))",
+        },
     ]
 
 
-@pytest.mark.spec("TSB-UNANSWERED")
+@pytest.mark.spec("TSB-UNANSWERED", "TSB-REASON")
 def test_unanswered_call_is_rejected_unlabelled() -> None:
     rollout = read(RUN)["send_message_max_turns"]
-    # call_S10b is the last row of its SANDBOX database: no reply.
+    # call_S10b (send_message_with_phone_number, the second call) is the last row of its SANDBOX
+    # database: no reply.
     assert rollout.outcome.label is None
-    assert rollout.outcome.reason == "no execution_environment reply to call 'call_S10b'"
+    assert rollout.outcome.reason == (
+        "call 2 send_message_with_phone_number (id call_S10b): no execution_environment reply "
+        "(the run ended before it)"
+    )
 
 
-@pytest.mark.spec("TSB-ABORT")
+@pytest.mark.spec("TSB-ABORT", "TSB-REASON")
 def test_keyerror_abort_appends_the_unknown_tool() -> None:
     runs = {r.entry.name: r for r in tsb.read_scenarios(RUN)}
     calls = runs["send_message_hallucinated_tool"].scenario.calls
@@ -263,7 +282,7 @@ def test_keyerror_abort_appends_the_unknown_tool() -> None:
     assert [c.action.name for c in calls] == ["search_contacts", "send_sms"]
     assert calls[-1].aborted
     outcome = read(RUN)["send_message_hallucinated_tool"].outcome
-    assert outcome.reason == "unknown tool 'send_sms': ToolSandbox aborted the scenario (KeyError)"
+    assert outcome.reason == "call 2 send_sms: not an allowed tool, ToolSandbox aborted the scenario (KeyError)"
 
 
 @pytest.mark.spec("TSB-ABORT")
@@ -430,7 +449,7 @@ def test_every_label_the_fixture_produces() -> None:
     }
 
 
-@pytest.mark.spec("TSB-NOTOOL")
+@pytest.mark.spec("TSB-NOTOOL", "TSB-REASON")
 def test_no_tool_convention() -> None:
     rollouts = read(RUN)
     allowed = rollouts["book_flight_insufficient_information"].outcome
@@ -438,7 +457,7 @@ def test_no_tool_convention() -> None:
     # INSUFFICIENT_INFORMATION: the no-tool action executes (T = 1, FED = 2); otherwise FED = 1.
     assert (allowed.T, allowed.fed) == (1, 2)
     assert (required.T, required.fed, required.label) == (1, 1, None)
-    assert required.reason == "no tool call in a scenario that requires tools"
+    assert required.reason == "no tool call: the agent made no tool call in a scenario that requires tools"
 
 
 @pytest.mark.spec("TSB-SUCCESS")
@@ -658,6 +677,25 @@ def _call_without_code(document: dict[str, Any]) -> None:
             row["content"] = None
 
 
+def _call_bad_id(document: dict[str, Any]) -> None:
+    for row in document["_dbs"]["SANDBOX"]:
+        if row["sender"] == "AGENT" and row["openai_tool_call_id"] == "call_S1a":
+            row["openai_tool_call_id"] = 7
+
+
+def _reply_without_id(document: dict[str, Any]) -> None:
+    for row in document["_dbs"]["SANDBOX"]:
+        if row["sender"] == "EXECUTION_ENVIRONMENT" and row["openai_tool_call_id"] == "call_S1a":
+            row["openai_tool_call_id"] = None
+
+
+def _two_idless_calls(document: dict[str, Any]) -> None:
+    rows = document["_dbs"]["SANDBOX"]
+    call = next(r for r in rows if r["sender"] == "AGENT" and r["openai_tool_call_id"] == "call_S1a")
+    call["openai_tool_call_id"] = None
+    rows.insert(rows.index(call) + 1, dict(call, sandbox_message_index=99))
+
+
 def _reuse_pending_id(document: dict[str, Any]) -> None:
     rows = document["_dbs"]["SANDBOX"]
     call = next(r for r in rows if r["sender"] == "AGENT" and r["openai_tool_call_id"] == "call_S1a")
@@ -680,7 +718,11 @@ def _bad_exception(document: dict[str, Any]) -> None:
 
 CONTEXT_FAULTS: list[tuple[Callable[[dict[str, Any]], None], str]] = [
     (_reply_unknown_id, "_dbs.SANDBOX[8]: reply to tool call id 'call_ZZ', which has no unanswered call"),
-    (_call_without_id, "_dbs.SANDBOX[7]: a tool call needs a tool call id"),
+    # The call becomes id-less (TSB-CLI); its reply still carries the id, so nothing answers it.
+    (_call_without_id, "_dbs.SANDBOX[8]: reply to tool call id 'call_S1a', which has no unanswered call"),
+    (_call_bad_id, "_dbs.SANDBOX[7]: a tool call id must be a non-empty string or null, got 7"),
+    (_reply_without_id, "_dbs.SANDBOX[8]: reply without a tool call id, and no id-less call is unanswered"),
+    (_two_idless_calls, "_dbs.SANDBOX[8]: a second tool call without an id while the one at"),
     (_call_without_code, "_dbs.SANDBOX[7]: a tool call row needs its code as 'content'"),
     (_reuse_pending_id, "_dbs.SANDBOX[8]: tool call id 'call_S1a' is reused before its call"),
     (_no_dbs, "execution_context.json: expected an object with a '_dbs' object"),
@@ -689,7 +731,7 @@ CONTEXT_FAULTS: list[tuple[Callable[[dict[str, Any]], None], str]] = [
 ]
 
 
-@pytest.mark.spec("TSB-ERRORS")
+@pytest.mark.spec("TSB-ERRORS", "TSB-CLI")
 @pytest.mark.parametrize(("fault", "message"), CONTEXT_FAULTS, ids=[f.__name__ for f, _ in CONTEXT_FAULTS])
 def test_malformed_execution_context(
     run_copy: Path, fault: Callable[[dict[str, Any]], None], message: str, capsys: pytest.CaptureFixture[str]
