@@ -25,8 +25,10 @@ from prefixexec.kernel import Label
 
 from ..errors import InputError
 from . import backend
+from .execute import bind
+from .parse import parse_call_string
 from .reader import FileSummary, read_results
-from .semantics import BfclTask, Evaluation, evaluate, run_from_strings, task
+from .semantics import BfclTask, Evaluation, evaluate, information_fault, run_from_strings, task
 
 if TYPE_CHECKING:
     from .. import AdapterOptions
@@ -295,11 +297,18 @@ def _bad_reference(bt: BfclTask, turns: tuple[tuple[str, ...], ...], limit: int)
     return found
 
 
+def _needs_withheld(bt: BfclTask, call: str, turn: int) -> bool:
+    """Whether ``call``, made in ``turn``, acts without the parameter the turn withholds."""
+    parsed = parse_call_string(call)
+    info = backend.catalogue().methods.get(parsed.name)
+    bound = bind(info, parsed.args, parsed.kwargs) if info is not None else None
+    return isinstance(bound, dict) and information_fault(bt, parsed.name, bound, turn) is not None
+
+
 def _withheld_call(bt: BfclTask, turns: tuple[tuple[str, ...], ...], limit: int) -> list[Mutant]:
     found = []
     for k in sorted(bt.withheld):
-        names = bt.withheld_functions(k)
-        calls = [c for c in turns[k + 1] if _name(c) in names]
+        calls = [c for c in turns[k + 1] if _needs_withheld(bt, c, k)]
         if not calls:
             continue
         mutated, position = _insert_at_end(turns, k, calls[0])

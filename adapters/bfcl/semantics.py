@@ -120,6 +120,38 @@ def withheld_parameters(
     return MappingProxyType(found)
 
 
+def _informative(atom: str) -> bool:
+    """Whether a value can carry the withheld information at all (``'..'`` or ``'/'`` cannot)."""
+    return any(ch.isalnum() for ch in atom)
+
+
+def information_fault(task: BfclTask, name: str, bound: Mapping[str, Any], turn: int) -> str | None:
+    """BFCL-MISS-PARAM: why a call made in ``turn`` acts without a withheld parameter, or ``None``.
+
+    A call to a function whose parameter ``p`` the turn withholds fails when it leaves ``p`` out
+    (the function's default stands in for the user's value) or gives ``p`` a value the user has
+    not mentioned yet (a guess). A value the user mentioned in this turn or before, and a value
+    without any letter or digit (``'..'``, ``'/'``), does not act on the withheld information.
+    """
+    needed = sorted(p for f, p in task.withheld.get(turn, ()) if f == name)
+    if not needed:
+        return None
+    said = task.said.get(turn, "")
+    for parameter in needed:
+        if parameter not in bound:
+            return (
+                f"`{name}` called without `{parameter}`, which turn {turn} withholds "
+                f"and turn {turn + 1} supplies"
+            )
+        guessed = [a for a in _atoms(bound[parameter]) if _informative(a) and not mentions(said, a)]
+        if guessed:
+            return (
+                f"`{name}` called with {parameter}={guessed[0]!r} before the user gives `{parameter}` "
+                f"(turn {turn} withholds it, turn {turn + 1} supplies it)"
+            )
+    return None
+
+
 # --- tasks and runs ------------------------------------------------------------------------------
 
 
@@ -131,6 +163,8 @@ class BfclTask:
     gold: tuple[tuple[ParsedCall, ...], ...]
     #: miss_param: withholding turn k -> the (function, parameter) pairs it withholds (BFCL-MISS-PARAM).
     withheld: Mapping[int, frozenset[tuple[str, str]]]
+    #: miss_param: withholding turn k -> what the user said in turns 0..k, normalised.
+    said: Mapping[int, str] = attrs.field(factory=dict, eq=False, repr=False)
 
     @property
     def id(self) -> str:
@@ -146,7 +180,9 @@ def task(task_id: str) -> BfclTask:
     """The task with this id; raises ``KeyError`` if bfcl-eval has no such multi-turn task."""
     entry = backend.entry(task_id)
     gold = tuple(tuple(parse_call_string(c) for c in turn) for turn in entry.gold)
-    return BfclTask(entry=entry, gold=gold, withheld=withheld_parameters(entry, gold))
+    withheld = withheld_parameters(entry, gold)
+    said = {k: _normal(" ".join(m for turn in entry.questions[: k + 1] for m in turn)) for k in withheld}
+    return BfclTask(entry=entry, gold=gold, withheld=withheld, said=MappingProxyType(said))
 
 
 @attrs.frozen(slots=True, kw_only=True)
@@ -284,13 +320,10 @@ def check_and_run(world: World, task: BfclTask, action: BfclCall, position: int)
         wrong_type = type_fault(info, bound)
         if wrong_type is not None:
             static = (Label.SCHEMA, wrong_type)
-        elif call.name in task.withheld_functions(turn):
-            needed = sorted(p for f, p in task.withheld[turn] if f == call.name)
-            static = (
-                Label.INFORMATION,
-                f"`{call.name}` called before the user gives {', '.join(f'`{p}`' for p in needed)} "
-                f"(turn {turn} withholds it, turn {turn + 1} supplies it)",
-            )
+        else:
+            missing = information_fault(task, call.name, bound, turn)
+            if missing is not None:
+                static = (Label.INFORMATION, missing)
     execution = world.execute(info, bound)
     if static is not None:
         return reject(static[0], static[1], execution.text, executed=True)
@@ -536,6 +569,7 @@ __all__ = [
     "gold_turns",
     "inference_error_message",
     "inference_error_run",
+    "information_fault",
     "make_run",
     "mentions",
     "rejection_reason",
