@@ -710,9 +710,9 @@ def test_a_log_with_calls_but_no_tool_result_stops(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     quiet = [
-        sample("1", [assistant_calls(call("c1", "add")), {"role": "assistant", "content": "5"}]),
-        sample("2", [assistant_calls(call("c2", "add"), call("c3", "f"))]),
-        sample("3", []),
+        sample("1", [assistant_calls(call("c1", "add")), {"role": "assistant"}], scores={"s": "C"}),
+        sample("2", [assistant_calls(call("c2", "add"), call("c3", "f"))], scores={"s": "I"}),
+        sample("3", [], scores={"s": "I"}),
     ]
     path = write_log(tmp_path, quiet)
     err = cli_error([str(path)], capsys)
@@ -722,13 +722,14 @@ def test_a_log_with_calls_but_no_tool_result_stops(
         "cannot be read (INS-NO-RESULTS)\n"
     )
     # Per log: one tool message anywhere in the log and it is read; the unanswered calls fail.
-    quiet[2] = sample("3", [tool("orphan")])
+    quiet[2] = sample("3", [tool("orphan")], scores={"s": "I"})
     rollouts = by_key(read(write_log(tmp_path, quiet)))
     assert [rollouts[(k, 1)].outcome.fed for k in ("1", "2", "3")] == [1, 1, 1]
     # Another log given with it does not hide the fault of this one.
     good = tmp_path / "good.json"
-    good.write_text(json.dumps({"eval": HEADER, "samples": [sample("9", [])]}), encoding="utf-8")
-    quiet[2] = sample("3", [])
+    scored = [sample("9", [], scores={"s": "C"})]
+    good.write_text(json.dumps({"eval": HEADER, "samples": scored}), encoding="utf-8")
+    quiet[2] = sample("3", [], scores={"s": "I"})
     assert "not one tool result" in cli_error([str(good), str(write_log(tmp_path, quiet))], capsys)
 
 
@@ -843,3 +844,20 @@ def test_old_single_score_is_read_under_the_results_scorer(
     both = dict(old[0], scores={"match": {"value": "C"}})
     path.write_text(json.dumps(dict(document, samples=[both])), encoding="utf-8")
     assert "a sample has both 'score' (old logs) and 'scores'" in cli_error([str(path)], capsys)
+
+
+@pytest.mark.spec("INS-UNSCORED", "INS-SUCCESS")
+def test_a_log_that_was_never_scored_is_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # eval.scorers names "s", but no sample has a score: Y = 0 for both, and a warning says why.
+    path = write_log(tmp_path, [sample("1", []), sample("2", [])])
+    assert main(["score", "--adapter", "inspect", "--json", "--bootstrap", "0", str(path)]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["conditions"][0]["exact"]["success"] == "0"
+    assert captured.err == (
+        f"prefixexec: warning: {path}: none of its 2 samples has a score from 's' (the log was not "
+        "scored): Y = 0 for every sample (INS-UNSCORED)\n"
+    )
+    # One scored sample is enough: an unscored sample among scored ones is an ordinary Y = 0.
+    path = write_log(tmp_path, [sample("1", [], scores={"s": "C"}), sample("2", [])])
+    assert [r.success for r in read(path)] == [True, False]
+    assert capsys.readouterr().err == ""

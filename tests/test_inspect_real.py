@@ -140,7 +140,7 @@ REAL_LOGS: list[tuple[str, int, int, int, Fraction, Fraction]] = [
 ]
 
 
-@pytest.mark.spec("INS-FILES", "INS-CALLS", "INS-EXEC", "INS-NOTOOL", "INS-SUCCESS")
+@pytest.mark.spec("INS-FILES", "INS-CALLS", "INS-EXEC", "INS-NOTOOL", "INS-SUCCESS", "INS-UNSCORED")
 @pytest.mark.parametrize(("name", "rollouts", "calls", "executed", "ter", "success"), REAL_LOGS)
 def test_real_logs_against_independent_counts(
     name: str,
@@ -164,7 +164,12 @@ def test_real_logs_against_independent_counts(
     # T is the number of calls, or 1 (the no-tool action) for a sample without a call.
     with_calls = sum(1 for s in samples if raw_calls(s))
     assert sum(i.rollout.outcome.T for i in items) == rollouts + calls - with_calls
-    condition = score_json([str(path)], capsys)
+    assert main(["score", "--adapter", "inspect", "--json", "--bootstrap", "0", str(path)]) == 0
+    captured = capsys.readouterr()
+    (condition,) = json.loads(captured.out)["conditions"]
+    # The popularity log and log_tool_call_error.json were never scored (no sample has a score of
+    # their scorer): INS-UNSCORED warns.
+    assert ("INS-UNSCORED" in captured.err) is (name in (POPULARITY, TOOL_CALL_ERROR))
     assert (condition["N"], Fraction(condition["exact"]["TER"]), Fraction(condition["exact"]["success"])) == (
         rollouts,
         ter,

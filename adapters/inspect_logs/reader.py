@@ -15,6 +15,7 @@ import io
 import json
 import math
 import struct
+import sys
 import zipfile
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
@@ -587,7 +588,7 @@ def log_items(path: str, options: AdapterOptions, semantics: InspectSemantics) -
     header: LogHeader | None = None
     scorer = options.scorer
     scorer_seen = False
-    calls = tool_messages = 0
+    calls = tool_messages = samples = 0
     for kind, where, value in iter_log(Path(path)):
         if kind == "eval":
             header = read_header(value, where, options)
@@ -602,6 +603,7 @@ def log_items(path: str, options: AdapterOptions, semantics: InspectSemantics) -
         place, rollout, task, found = sample_rollout(value, header, scorer or "", threshold, where, semantics)
         calls += len(found.calls)
         tool_messages += found.tool_messages
+        samples += 1
         yield LogItem(where, place, rollout, task)
     if header is not None and header.scorers == () and scorer is None:
         raise InputError(path, "the log has no scorer and no scores: its success Y cannot be read")
@@ -614,6 +616,11 @@ def log_items(path: str, options: AdapterOptions, semantics: InspectSemantics) -
             f"the log records {calls} tool calls but not one tool result (no 'tool' message in any "
             "sample): its writer does not log tool results, so whether the calls executed cannot be "
             "read (INS-NO-RESULTS)",
+        )
+    if samples and scorer is not None and not scorer_seen:
+        sys.stderr.write(
+            f"prefixexec: warning: {path}: none of its {samples} samples has a score from {scorer!r} "
+            "(the log was not scored): Y = 0 for every sample (INS-UNSCORED)\n"
         )
 
 
