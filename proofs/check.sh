@@ -1,15 +1,31 @@
 #!/usr/bin/env bash
-# Machine-check the Coq proofs of proofs/*.v (issue 8). Usage: bash proofs/check.sh
+# Machine-check the Coq proofs of proofs/*.v (issue 8) and build and run the extracted
+# reference scorer (issue 19). Usage: bash proofs/check.sh [--no-conformance]
 #
-# 1. Installs Debian's `coq` with apt-get when `coqc` is missing.
+# 1. Installs Debian's `coq` with apt-get when `coqc` is missing (it brings ocamlopt; the
+#    `ocaml-nox` package is installed too when ocamlopt is still missing).
 # 2. Compiles every proofs/*.v in dependency order (coqdep -sort) in a temporary copy, so no
 #    .vo/.glob/.aux file is ever written into the repository; the copy is removed on exit.
+#    Compiling Extract.v extracts the scorer of Reference.v to OCaml in that copy.
 # 3. Runs `Print Assumptions` over every Theorem/Lemma/Corollary and fails when one depends
 #    on an axiom that the "Allowed axioms:" line of proofs/README.md does not list (an Admitted
 #    proof shows up there as an axiom too).
-# Exits non-zero when any proof fails.
+# 4. Compiles the extracted code with proofs/extracted/driver.ml (ocamlopt, OCaml stdlib only,
+#    every warning an error in the driver) into proofs/extracted/score (ignored by git).
+# 5. Unless --no-conformance: runs `prefixexec conformance --command proofs/extracted/score`
+#    over every conformance vector (prefixexec from $PREFIXEXEC_TEST_VENV, default .venv-test,
+#    else from PATH) and fails unless every vector agrees.
+# Exits non-zero when any step fails.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(dirname "$here")"
+conformance=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-conformance) conformance=0 ;;
+    *) echo "usage: bash proofs/check.sh [--no-conformance]" >&2; exit 2 ;;
+  esac
+done
 
 if ! command -v coqc >/dev/null 2>&1; then
   echo "proofs: coqc not found; installing Debian's coq with apt-get" >&2
@@ -25,6 +41,19 @@ if ! command -v coqc >/dev/null 2>&1; then
   $sudo apt-get update -q
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q coq
 fi
+if ! command -v ocamlopt >/dev/null 2>&1; then
+  echo "proofs: ocamlopt not found; installing Debian's ocaml-nox with apt-get" >&2
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then
+      sudo="sudo"
+    else
+      echo "proofs: ocamlopt is missing and this user cannot run apt-get; install 'ocaml-nox'" >&2
+      exit 1
+    fi
+  fi
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q ocaml-nox
+fi
 
 shopt -s nullglob
 sources=("$here"/*.v)
@@ -36,6 +65,7 @@ fi
 build="$(mktemp -d "${TMPDIR:-/tmp}/prefixexec-proofs.XXXXXX")"
 trap 'rm -rf "$build"' EXIT
 cp "${sources[@]}" "$build"/
+cp "$here/extracted/driver.ml" "$build"/
 cd "$build"
 
 lib=Prefixexec
@@ -58,7 +88,7 @@ theorem_re='^[[:space:]]*(Theorem|Lemma|Corollary|Proposition|Fact|Remark)[[:spa
   echo "Definition all_results := ("
   for file in "${ordered[@]}"; do
     file="${file#./}"
-    grep -E "$theorem_re" "$file" | sed -E "s/${theorem_re}.*/  @$lib.${file%.v}.\\2,/"
+    { grep -E "$theorem_re" "$file" || true; } | sed -E "s/${theorem_re}.*/  @$lib.${file%.v}.\\2,/"
   done
   echo "  tt)."
   echo "Print Assumptions all_results."
@@ -92,3 +122,39 @@ if [ "$bad" -ne 0 ]; then
 fi
 echo "proofs: ${#ordered[@]} files compiled; assumptions of ${count} theorems and lemmas:" \
   "$(head -n 1 <<<"$output")"
+
+# The extracted reference scorer: score_extracted.ml(i) were written here by Extract.v.
+for f in score_extracted.mli score_extracted.ml; do
+  if [ ! -f "$f" ]; then
+    echo "proofs: Extract.v did not write $f" >&2
+    exit 1
+  fi
+done
+echo "proofs: $(ocamlopt -version | sed 's/^/ocamlopt /'): extracted reference scorer"
+ocamlopt -w +a-4-9-40-41-42-44-45-70 -warn-error +a -c score_extracted.mli
+ocamlopt -w -a -c score_extracted.ml
+ocamlopt -w +a-4-9-40-41-42-44-45-70 -warn-error +a -c driver.ml
+ocamlopt -o score score_extracted.cmx driver.cmx
+# Install atomically (a concurrent run never sees a half-written binary).
+cp score "$here/extracted/.score.$$"
+mv -f "$here/extracted/.score.$$" "$here/extracted/score"
+echo "proofs: built proofs/extracted/score"
+
+if [ "$conformance" -eq 1 ]; then
+  venv="${PREFIXEXEC_TEST_VENV:-$repo/.venv-test}"
+  if [ -x "$venv/bin/prefixexec" ]; then
+    prefixexec="$venv/bin/prefixexec"
+  elif command -v prefixexec >/dev/null 2>&1; then
+    prefixexec="$(command -v prefixexec)"
+  else
+    echo "proofs: cannot run the conformance vectors: no prefixexec in $venv or on PATH" \
+      "(install the package, or pass --no-conformance)" >&2
+    exit 1
+  fi
+  jobs=()
+  if "$prefixexec" conformance --help | grep -q -- '--jobs'; then
+    jobs=(--jobs 2)
+  fi
+  echo "proofs: prefixexec conformance --command proofs/extracted/score ${jobs[*]}"
+  (cd "$repo" && "$prefixexec" conformance --command "$here/extracted/score" "${jobs[@]}")
+fi
