@@ -337,6 +337,11 @@ def test_no_tool_with_tool_messages_but_no_call(tmp_path: Path) -> None:
         "no tool call (the terminal no-tool action), not allowed: the sample has 2 tool messages (f) "
         "although it records no call: tools were in use"
     )
+    single = one(tmp_path, sample("b", [tool("x1")], events=[])).outcome
+    assert single.reason == (
+        "no tool call (the terminal no-tool action), not allowed: the sample has 1 tool message (f) "
+        "although it records no call: tools were in use"
+    )
 
 
 @pytest.mark.spec("INS-NOTOOL", "INS-FILES")

@@ -117,7 +117,8 @@ def no_tool_rule(
     if answer_functions:
         return NoToolRule(
             False,
-            f"the sample has {len(answer_functions)} tool messages ({_names(answer_functions)}) "
+            f"the sample has {len(answer_functions)} tool message{'s' if len(answer_functions) > 1 else ''} "
+            f"({_names(answer_functions)}) "
             "although it records no call: tools were in use",
         )
     if plan_tools is not None:
