@@ -449,3 +449,36 @@ def test_every_failing_rollout_says_which_call_and_why(tmp_path: Path) -> None:
     messages[2] = tool("c1", long, error=True)
     (r,) = taubench.read([str(write(tmp_path / "r.json", tau2([sim("free", 0, messages)])))], NONE)
     assert len(r.outcome.reason or "") == taubench.REASON_LIMIT + len(" [no label family matched]")
+
+
+# ============================================================================ TAU-EXEC-NOFLAG
+
+
+@pytest.mark.spec("TAU-EXEC-NOFLAG", "TAU-EXEC")
+def test_tool_messages_without_the_error_field(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # A writer that drops tau2's `error` field (seen in a leaderboard submission's trajectories):
+    # the text decides, as in v1. A present field still decides alone.
+    def bare(call_id: str, content: str) -> dict[str, Any]:
+        return {"id": call_id, "role": "tool", "content": content, "requestor": "assistant"}
+
+    messages = [
+        user("hi"),
+        assistant(call("c1", "list_all_airports")),
+        bare("c1", '["JFK"]'),
+        assistant(call("c2", "book_reservation")),
+        bare("c2", "Error: Payment amount does not add up, total price is 405, but paid 299"),
+        assistant(call("c3", "book_reservation")),
+        tool("c3", "Error: flagged false, so accepted", error=False),
+    ]
+    path = write(tmp_path / "results.json", tau2([sim("free", 0, messages)]))
+    code, _, err = run(["score", "--adapter", "taubench", "--json", str(path)], capsys)
+    assert code == 0
+    assert err == (
+        f"prefixexec: warning: {path}: 2 tool message(s) carry no 'error' field: each is rejected iff "
+        "its text starts with 'Error' (TAU-EXEC-NOFLAG)\n"
+    )
+    (r,) = taubench.read([str(path)], NONE)
+    assert shape(r) == (3, 2, "state_consistency", True) and r.meta["rejected_calls"] == 1
+    messages[6] = {**bare("c3", "{}"), "error": "yes"}
+    with pytest.raises(InputError, match="tool message 'error' must be true or false, got 'yes'"):
+        taubench.read([str(write(tmp_path / "bad.json", tau2([sim("free", 0, messages)])))], NONE)

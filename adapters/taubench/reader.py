@@ -144,6 +144,8 @@ class Builder:
     buffer: list[str] = attrs.field(factory=list)
     #: Calls written as text in replies (TAU-TEXT-CALL): ``(where, tool name)``.
     text_calls: list[tuple[str, str]] = attrs.field(factory=list)
+    #: tau2 tool messages without an ``error`` field, judged by their text (TAU-EXEC-NOFLAG).
+    unflagged: int = 0
 
     def see(self, text: object) -> None:
         """The agent sees ``text`` (a user message or an observation of one of its calls)."""
@@ -395,9 +397,13 @@ def read_tau2_messages(messages: Sequence[Any], where: str) -> Builder:
                 call_id = need_str(tool.get("id"), here, "tool message 'id'")
                 content = tool.get("content")
                 content = "" if content is None else need_str(content, here, "tool message 'content'")
-                error = tool.get("error", False)
-                if not isinstance(error, bool):
-                    _fail(here, f"tool message 'error' must be true or false, got {error!r}")
+                if "error" in tool:
+                    error = tool["error"]
+                    if not isinstance(error, bool):
+                        _fail(here, f"tool message 'error' must be true or false, got {error!r}")
+                else:  # TAU-EXEC-NOFLAG: a writer that drops the flag; judged by the text
+                    error = content.startswith("Error")
+                    builder.unflagged += 1
                 builder.answer(call_id, not error, content, here)
         else:
             _fail(here, f"unknown message role {role!r} (expected system, user, assistant or tool)")
@@ -725,6 +731,7 @@ def _read_tau2(name: str, data: dict[str, Any], options: AdapterOptions, rules: 
         return FileRead((), (f"{name}: no simulations, nothing read",))
     prefixes = DOMAIN_ID_PREFIXES.get(domain, ())
     out: list[ReadRollout] = []
+    unflagged = 0
     for index, raw in enumerate(simulations):
         sim = need_dict(raw, f"{name}: simulations[{index}]", "a simulation")
         tid = task_id(sim.get("task_id"), f"{name}: simulations[{index}]")
@@ -749,12 +756,21 @@ def _read_tau2(name: str, data: dict[str, Any], options: AdapterOptions, rules: 
                 _fail(where, "full-duplex simulation (ticks, no messages): not supported")
             messages = []
         builder = read_tau2_messages(need_list(messages, where, "'messages'"), where)
+        unflagged += builder.unflagged
         reason = no_tool_reason(gold[tid], "assistant action", builder.text_calls)
         task_ = TauTask(builder.exchanges(), gold[tid] == 0, reason, rules, prefixes)
         calls, written = tuple(builder.calls), tuple(builder.text_calls)
         rollout = _rollout("tau2", domain, model, method, tid, number, task_, calls, success, len(written))
         out.append(ReadRollout(where, rollout, task_, calls, False, written))
-    return FileRead(tuple(out))
+    warnings = (
+        (
+            f"{name}: {unflagged} tool message(s) carry no 'error' field: each is rejected iff its "
+            "text starts with 'Error' (TAU-EXEC-NOFLAG)",
+        )
+        if unflagged
+        else ()
+    )
+    return FileRead(tuple(out), warnings)
 
 
 def read_data(name: str, data: Any, options: AdapterOptions, rules: LabelRules = NO_RULES) -> FileRead:
