@@ -20,6 +20,7 @@ import pytest
 
 from prefixexec.adapters import AdapterOptions, InputError
 from prefixexec.adapters import toolsandbox as tsb
+from prefixexec.adapters.labels import load_label_rules
 from prefixexec.cli import main
 from prefixexec.kernel import Label, Rollout
 
@@ -257,7 +258,8 @@ def test_hostile_code_is_never_executed(tmp_path: Path, capsys: pytest.CaptureFi
         {"id": "call_H1", "problem": "arguments are not a literal"},
         {
             "id": "call_H2",
-            "problem": "not a ToolSandbox call shape (parameters, response, print; or print(repr(tool(...))))",
+            "problem": "not a ToolSandbox call shape "
+            "(parameters, response, print; or print(repr(tool(...))))",
         },
     ]
 
@@ -282,7 +284,9 @@ def test_keyerror_abort_appends_the_unknown_tool() -> None:
     assert [c.action.name for c in calls] == ["search_contacts", "send_sms"]
     assert calls[-1].aborted
     outcome = read(RUN)["send_message_hallucinated_tool"].outcome
-    assert outcome.reason == "call 2 send_sms: not an allowed tool, ToolSandbox aborted the scenario (KeyError)"
+    assert outcome.reason == (
+        "call 2 send_sms: not an allowed tool, ToolSandbox aborted the scenario (KeyError)"
+    )
 
 
 @pytest.mark.spec("TSB-ABORT")
@@ -792,3 +796,57 @@ def test_user_simulator_rows_and_headguard_are_skipped() -> None:
     assert rows[0]["sender"] is None
     assert sum(1 for r in rows if r["visible_to"] == ["USER"]) == 3
     assert read(RUN)["send_message_with_contact"].outcome.T == 2
+
+
+@pytest.mark.spec("TSB-LABELS", "LABEL-MASK")
+@pytest.mark.parametrize(
+    ("exception", "arguments", "labels"),
+    [
+        # The caller's value "not found" is masked; the validator's words remain.
+        (
+            "ValueError: not found is not a known 3 letter ISO 4217 currency code",
+            {"to_currency_code": "not found"},
+            (Label.SCHEMA,),
+        ),
+        # The exception type is never masked, even when an argument value equals it.
+        (
+            "polars.exceptions.NoDataError: No db entry matching person_id='NoDataError' found",
+            {"person_id": "NoDataError"},
+            (Label.DEPENDENCY,),
+        ),
+        # Message families match on word boundaries only.
+        ("ValueError: this is not a validated request", {}, ()),
+        ("RuntimeError: lookup notfound", {}, ()),
+        ("RuntimeError: user x not found", {"user": "y"}, (Label.DEPENDENCY,)),
+        ("RuntimeError: user x not found", {"user": "x not found"}, ()),
+    ],
+)
+def test_exception_labels_mask_the_arguments(
+    exception: str, arguments: dict[str, Any], labels: tuple[Label, ...]
+) -> None:
+    assert tsb.exception_labels(exception, arguments) == labels
+
+
+@pytest.mark.spec("TSB-LABELS", "LABEL-RULES")
+def test_label_rules_come_first_and_see_the_masked_line(tmp_path: Path) -> None:
+    path = tmp_path / "rules.toml"
+    path.write_text(
+        '[[toolsandbox]]\npattern = "^ConnectionError: "\nlabel = "information"\n'
+        '[[toolsandbox]]\npattern = "fredrik"\nlabel = "schema"\n',
+        encoding="utf-8",
+    )
+    rules = load_label_rules(str(path), "toolsandbox")
+    # The type stays in the text the rules see.
+    assert tsb.exception_labels("ConnectionError: Cellular service is not enabled", {}, rules) == (
+        Label.INFORMATION,
+    )
+    # The caller's value is masked before the rules see it: no rule matches, the families decide.
+    text = "polars.exceptions.NoDataError: No db entry matching person_id='fredrik' found"
+    assert tsb.masked_exception(text, {"person_id": "fredrik"}) == (
+        "polars.exceptions.NoDataError: No db entry matching person_id='\u2039arg\u203a' found"
+    )
+    assert tsb.exception_labels(text, {"person_id": "fredrik"}, rules) == (Label.DEPENDENCY,)
+    assert tsb.exception_labels(text, {}, rules) == (Label.SCHEMA,)
+    # Through the reader: the cellular-off scenario of the hand-built run becomes information.
+    rollout = read(RUN, label_rules=str(path))["send_message_cellular_off"]
+    assert rollout.outcome.label == Label.INFORMATION
