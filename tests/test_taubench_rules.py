@@ -188,8 +188,7 @@ def test_idless_calls_pair_by_position(tmp_path: Path) -> None:
     # Call 1 accepted, call 2 rejected by its observation; #W1 was never seen: information.
     assert shape(r) == (2, 2, "information", True)
     assert r.outcome.reason == (
-        "call 2 get_order_details: Error: order not found "
-        "['#W1' never occurred earlier in the conversation]"
+        "call 2 get_order_details: Error: order not found ['#W1' never occurred earlier in the conversation]"
     )
 
 
@@ -226,6 +225,7 @@ def test_python_literal_arguments_are_data_only() -> None:
     assert parse("{1: 'x'}") == {}
     assert parse("[1, 2]") == {} and parse(None) == {}
     assert parse("{" * 5000) == {}
+    assert parse('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}") == {}  # too deep for json: no arguments
 
 
 @pytest.mark.spec("TAU-EXEC-COMMENT", "TAU-EXEC")
@@ -390,6 +390,7 @@ def test_calls_written_as_text_are_found() -> None:
     assert find('{"name": "Sophia"}') == []
     assert find('{"name": "two words", "arguments": {}}') == []
     assert find("I will call get_user_details now.") == [] and find(None) == []
+    assert find('{"name": "x", "arguments": ' + "[" * 100_000) == []  # too deep, never a crash
 
 
 @pytest.mark.spec("TAU-TEXT-CALL", "TAU-NOTOOL", "TAU-REASONS")
@@ -482,3 +483,13 @@ def test_tool_messages_without_the_error_field(capsys: pytest.CaptureFixture[str
     messages[6] = {**bare("c3", "{}"), "error": "yes"}
     with pytest.raises(InputError, match="tool message 'error' must be true or false, got 'yes'"):
         taubench.read([str(write(tmp_path / "bad.json", tau2([sim("free", 0, messages)])))], NONE)
+
+
+@pytest.mark.spec("TAU-ERRORS")
+def test_a_file_nested_too_deeply_is_an_input_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 200_000 + "]" * 200_000, encoding="utf-8")
+    code, out, err = run(["score", "--adapter", "taubench", str(path)], capsys)
+    assert (code, out, err) == (2, "", f"prefixexec: error: {path}: not valid JSON: nested too deeply\n")

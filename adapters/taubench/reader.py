@@ -121,6 +121,8 @@ def load(path: str) -> tuple[str, Any]:
         return name, parse_json_line(text)
     except ValueError as exc:
         _fail(name, f"not valid JSON: {exc}")
+    except RecursionError:
+        _fail(name, "not valid JSON: nested too deeply")
 
 
 # ================================================================================ trajectories
@@ -217,6 +219,8 @@ def parse_arguments(raw: object) -> dict[str, Any]:
         return {}
     try:
         value: object = json.loads(raw)
+    except RecursionError:
+        value = None
     except ValueError:
         value = None
         if len(raw) <= _LITERAL_LIMIT:
@@ -311,7 +315,7 @@ def text_calls(content: object) -> list[str]:
         tries += 1
         try:
             value, end = decoder.raw_decode(text, start)
-        except ValueError:
+        except (ValueError, RecursionError):
             start = text.find("{", start + 1)
             continue
         names.extend(_calls_in(value))
