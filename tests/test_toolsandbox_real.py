@@ -465,3 +465,17 @@ def test_all_three_runs_together(tmp_path: Path) -> None:
     shutil.copytree(HERMES, copy)
     twice = tsb.read([str(HERMES), str(copy)], AdapterOptions())
     assert sorted(r.trial for r in twice if r.task_id == "wifi_off") == [0, 1]
+
+
+@pytest.mark.spec("TSB-REAL", "TSB-FILES")
+def test_headguard_rows_inside_the_database_are_skipped() -> None:
+    rows = load(HERMES / "trajectories" / "turn_on_wifi_low_battery_mode" / "execution_context.json")["_dbs"][
+        "SANDBOX"
+    ]
+    # ToolSandbox wrote 29 rows: 4 with null sender and recipient (not only the first), 12 visible
+    # only to the user simulator, and the conversation (python one-liner over the file).
+    assert len(rows) == 29
+    headguards = [i for i, r in enumerate(rows) if r["sender"] is None and r["recipient"] is None]
+    assert len(headguards) == 4 and headguards[0] == 0
+    assert sum(1 for r in rows if r["visible_to"] == ["USER"]) == 12
+    assert read(HERMES)["turn_on_wifi_low_battery_mode"].outcome.T == 3
