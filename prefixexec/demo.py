@@ -233,7 +233,7 @@ def sample_tasks() -> list[TaskInfo]:
 
 @attrs.frozen(slots=True)
 class DemoRollout:
-    """One replayed rollout of the demo, with the calls it made (for ``rollouts.jsonl``)."""
+    """One replayed rollout of the demo, with the calls it made (for ``records.jsonl``)."""
 
     rollout: Rollout
     turns: Turns
@@ -268,7 +268,7 @@ def simulate(tasks: Sequence[TaskInfo], step: Callable[[str], None] | None = Non
 def records_jsonl(rollouts: Sequence[DemoRollout]) -> str:
     """The demo's rollouts as prefixexec records (REC-OUTCOME), with the calls in ``meta``.
 
-    ``prefixexec score rollouts.jsonl`` reproduces the demo's numbers from this file.
+    ``prefixexec score records.jsonl`` reproduces the demo's numbers from this file.
     """
     lines = []
     for d in rollouts:
@@ -321,6 +321,6 @@ def agents_markdown() -> str:
         "",
         'A simulated agent perturbs a task only when its rule applies and `crc32("<rule>/<task id>")` '
         "is even (about half of the tasks); otherwise it makes the gold calls. Each rollout's calls "
-        "are in `rollouts.jsonl` (`meta.calls`).",
+        "are in `records.jsonl` (`meta.calls`).",
     ]
     return "\n".join(lines) + "\n"

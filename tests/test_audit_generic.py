@@ -478,7 +478,8 @@ def test_inspect_audit_on_the_test_logs(name: str, capsys: pytest.CaptureFixture
 def test_inspect_audit_fails_with_a_wrong_error_label(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(inspect_logs, "ERROR_LABELS", {**inspect_logs.ERROR_LABELS, "file_not_found": None})
+    labels = {**inspect_logs.ERROR_LABELS, "file_not_found": None}
+    monkeypatch.setattr(inspect_logs.semantics, "ERROR_LABELS", labels)
     code, document = audit_json(["audit", "--adapter", "inspect", str(INSPECT / "tiny_tools.eval")], capsys)
     ops = operators(document)
     assert code == 1 and ops["file-not-found"]["caught"] == 0 and ops["file-not-found"]["made"] > 0
@@ -546,7 +547,9 @@ def test_taubench_audit_fails_when_labels_are_wrong(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr(
-        taubench, "classify", lambda message, arguments, seen: ((Label.STATE_CONSISTENCY,), "")
+        taubench.semantics,
+        "classify",
+        lambda message, arguments, seen, rules, id_prefixes: ((Label.STATE_CONSISTENCY,), ""),
     )
     code, document = audit_json(["audit", "--adapter", "taubench", str(TAU)], capsys)
     ops = operators(document)
@@ -585,7 +588,7 @@ def test_taubench_no_tool_rule_check(
         for r in tau_raw
         if _raw_tau(r)[0] == 0 and any(a["name"] != "respond" for a in r["info"]["task"]["actions"])
     )
-    monkeypatch.setattr(taubench, "_gold_count_v1", lambda task, where: 0)
+    monkeypatch.setattr(taubench.reader, "gold_count_v1", lambda task, where: 0)
     code, document = audit_json(["audit", "--adapter", "taubench", str(TAU)], capsys)
     (rule,) = [c for c in document["checks"] if c["check"] == "no-tool-rule"]
     assert code == 1 and with_gold > 0 and len(rule["failures"]) == with_gold

@@ -589,3 +589,30 @@ def test_no_csv_of_a_report_writes_n_a(golden_dir: Path) -> None:
     for name in ("table.csv", "checkpoints.csv", "labels.csv"):
         text = (golden_dir / name).read_text(encoding="utf-8")
         assert "n/a" not in text and ",," in text  # undefined cells exist in this input, empty
+
+
+@pytest.mark.spec("REP-TEX-COMPACT")
+def test_tex_compact_puts_half_widths_on_a_second_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Checked by hand beyond this test: the golden input's compact table (with both cost columns)
+    # and the tau-bench airline one compile with pdflatex in \documentclass[twocolumn]{article}
+    # with no "Overfull \hbox" (TeX is not installed by the test command).
+    argv = ["report", str(INPUT), "--out", str(tmp_path), "--tex-compact", *GOLDEN_ARGS]
+    assert run(argv, capsys)[0] == 0
+    tex = (tmp_path / "table.tex").read_text(encoding="utf-8")
+    assert r"\footnotesize" in tex and r"\setlength{\tabcolsep}{2pt}" in tex
+    header = next(line for line in tex.splitlines() if line.startswith("Method &"))
+    assert header == r"Method & $N$ & TER & FED & AUC & Elig. & RR & Succ. & Tok. & Lat. \\"
+    lines = tex.splitlines()
+    first = lines.index(next(line for line in lines if line.startswith("a & 5 &")))  # alpha / m1 / a
+    assert lines[first + 1].startswith(" & ") and lines[first + 1].endswith(r"\\[1pt]")
+    # TER of alpha/m1/a: table.csv gives its interval; the half-width is printed.
+    table = read_csv(tmp_path / "table.csv")
+    a = next(r for r in table if (r["dataset"], r["model"], r["method"]) == ("alpha", "m1", "a"))
+    from prefixexec.report.model import fmt
+
+    half = fmt((float(a["TER_hi"]) - float(a["TER_lo"])) / 2)
+    assert lines[first + 1].split(" & ")[2] == rf"{{\scriptsize $\pm${half}}}"
+    assert "[0" not in lines[first + 1]  # no bracketed interval in the compact layout
+    assert r"|\allowbreak{}" in tex  # the signature can break

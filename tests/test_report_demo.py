@@ -124,7 +124,7 @@ def test_demo_prints_the_table_and_the_page_within_a_minute(demo_run: tuple[Path
     assert stdout.startswith((out / "table.md").read_text(encoding="utf-8"))
     assert stdout.rstrip().endswith(f"open {out / 'report.html'}")
     names = sorted(p.name for p in out.iterdir())
-    assert names == sorted([*demo_files(), "agents.md", "rollouts.jsonl"])
+    assert names == sorted([*demo_files(), "agents.md", "records.jsonl"])
 
 
 def demo_files() -> list[str]:
@@ -134,7 +134,7 @@ def demo_files() -> list[str]:
 
 
 def records(out: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (out / "rollouts.jsonl").read_text(encoding="utf-8").splitlines()]
+    return [json.loads(line) for line in (out / "records.jsonl").read_text(encoding="utf-8").splitlines()]
 
 
 @pytest.mark.spec("REP-DEMO")
@@ -195,7 +195,7 @@ def test_rollouts_file_reproduces_the_numbers(
 ) -> None:
     out, _, _ = demo_run
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-    assert main(["score", "--json", str(out / "rollouts.jsonl")]) == 0
+    assert main(["score", "--json", str(out / "records.jsonl")]) == 0
     scored = json.loads(capsys.readouterr().out)
     for mine, theirs in zip(summary["conditions"], scored["conditions"], strict=True):
         assert {k: mine[k] for k in theirs} == theirs

@@ -91,7 +91,9 @@ def test_no_bands_without_intervals_and_note_in_title() -> None:
     fig = pec_figure(report_of(ReportOptions(note="SIMULATED"), B=0))
     for ax in visible(fig):
         assert not [c for c in ax.collections if isinstance(c, PolyCollection)]
-    assert fig.get_suptitle().endswith("\nSIMULATED")
+    # Short title; the note is a footnote under the panels, not a title line (REP-PEC-FIG).
+    assert fig.get_suptitle() == "Prefix executability PEC(k)"
+    assert fig._supxlabel is not None and fig._supxlabel.get_text() == "SIMULATED"
 
 
 @pytest.mark.spec("REP-LABELS")
@@ -136,3 +138,100 @@ def test_a_method_keeps_its_colour_in_every_panel() -> None:
     # Methods a and b appear in all three panels, c in one; distinct methods, distinct colours.
     assert all(len(c) == 1 for c in colours.values())
     assert len({next(iter(c)) for c in colours.values()}) == len(colours) == 3
+
+
+@pytest.mark.spec("REP-ELIG-FIG")
+def test_elig_figure_has_curves_bands_and_an_n_k_strip() -> None:
+    from prefixexec.report.figures import elig_figure
+
+    report = report_of(ReportOptions())
+    fig = elig_figure(report)
+    # Two axes per panel (curve, strip), three panels.
+    assert len(fig.axes) == 6
+    top, strip = fig.axes[0], fig.axes[1]
+    assert top.get_title() == "alpha / m1" and top.get_ylabel() == "PEC_elig(k)"
+    assert strip.get_ylabel() == "n_k" and strip.get_xlabel() == "depth k"
+    # alpha / m1 / a (tests/golden/report_input.jsonl): T = 2, 3, 3, 1, 4 -> n_k = 5, 4, 3, 1, 0
+    # at k = 1..5; PEC_elig(1), PEC_elig(2) = 4/5, 3/4 (test_pec_eligible_dashed_and_max_depth).
+    a_curve = top.get_lines()[0]
+    assert list(a_curve.get_ydata())[:2] == [0.8, 0.75]
+    a_strip = strip.get_lines()[0]
+    assert list(a_strip.get_ydata()) == [5, 4, 3, 1, 0]
+    assert len([c for c in top.collections if isinstance(c, PolyCollection)]) == 3  # one band per method
+    no_bands = elig_figure(report_of(ReportOptions(bands=False)))
+    assert not [c for ax in no_bands.axes for c in ax.collections if isinstance(c, PolyCollection)]
+
+
+@pytest.mark.spec("REP-PEC-FIG")
+def test_bands_get_lighter_with_more_methods_and_can_be_turned_off() -> None:
+    from prefixexec.report.figures import band_alpha
+
+    assert band_alpha(1) == 0.2 and band_alpha(5) < band_alpha(3) < band_alpha(2) and band_alpha(100) == 0.06
+    fig = pec_figure(report_of(ReportOptions(bands=False)))
+    assert not [c for ax in visible(fig) for c in ax.collections if isinstance(c, PolyCollection)]
+    bands = [c for c in pec_figure(report_of(ReportOptions())).axes[0].collections]
+    assert {round(b.get_alpha(), 6) for b in bands} == {round(band_alpha(3), 6)}  # alpha / m1: 3 methods
+
+
+@pytest.mark.spec("REP-LABELS-FIG")
+def test_labels_figure_prints_counts_and_lists_only_present_labels() -> None:
+    report = report_of(ReportOptions(), B=0)
+    fig = labels_figure(report)
+    ax = fig.axes[1]  # alpha / m2: b has schema 2, dependency 1, information 1, unlabelled 1 (by hand)
+    printed = [t.get_text() for t in ax.texts if t.get_text()]
+    assert sorted(printed) == ["1", "1", "1", "2"]
+    (legend,) = fig.legends
+    present = [t.get_text() for t in legend.get_texts()]
+    # Every label occurs somewhere in this input (tests/golden/README.md), so all six are listed;
+    # precondition occurs only in alpha / m1 (a t4) and beta (by hand).
+    assert present == [
+        "schema",
+        "dependency",
+        "precondition",
+        "state consistency",
+        "information",
+        "unlabelled",
+    ]
+    only_b = [r for r in report.rows if r.key.model == "m2"]
+    assert all(r.metrics.label_counts["precondition"] == 0 for r in only_b)
+
+
+@pytest.mark.spec("REP-LABELS-FIG")
+def test_labels_figure_omits_empty_labels_from_the_legend() -> None:
+    from prefixexec.kernel import ConditionKey, Outcome, Rollout
+    from prefixexec.kernel.actions import Label
+
+    rollouts = [
+        Rollout(ConditionKey("d", "m", "x"), "t1", 0, Outcome(T=2, fed=1, label=Label.SCHEMA), True),
+        Rollout(ConditionKey("d", "m", "x"), "t2", 0, Outcome(T=2, fed=3), True),
+    ]
+    report = build_report(rollouts, evaluate(rollouts, None), "sig", ReportOptions())
+    (legend,) = labels_figure(report).legends
+    assert [t.get_text() for t in legend.get_texts()] == ["schema"]
+
+
+@pytest.mark.spec("REP-LABELS-FIG")
+def test_label_shares() -> None:
+    report = report_of(ReportOptions(label_shares=True), B=0)
+    ax = labels_figure(report).axes[1]
+    # alpha/m2/b: RR-Eligible 5 (schema 2, dependency 1, information 1, unlabelled 1): shares sum to 1.
+    widths = [c.patches[1].get_width() for c in ax.containers]
+    assert widths == [0.4, 0.2, 0.0, 0.0, 0.2, 0.2] and ax.get_xlabel() == "share of RR-Eligible"
+    assert "2/5" in [t.get_text() for t in ax.texts]
+
+
+@pytest.mark.spec("REP-FIG-FILES")
+def test_every_figure_in_three_formats_reproducibly(tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    assert main(["report", str(INPUT), "--out", str(out), "--bootstrap", "0", "--quiet"]) == 0
+    for stem in ("pec", "pec_elig", "labels"):
+        png = (out / f"{stem}.png").read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n"
+        assert (out / f"{stem}.pdf").read_bytes()[:5] == b"%PDF-"
+        assert ET.fromstring((out / f"{stem}.svg").read_bytes()).tag == "{http://www.w3.org/2000/svg}svg"
+        assert b"CreationDate" not in (out / f"{stem}.pdf").read_bytes()
+    # 300 dpi: a 5 x 3.9 inch single-row figure is 1500 pixels wide (PNG IHDR width, bytes 16-20).
+    width = int.from_bytes((out / "pec.png").read_bytes()[16:20], "big")
+    assert width == int(5.0 * 3 * 300)  # three panels of 5 inches
+    fig = labels_figure(report_of(ReportOptions(), B=0))
+    assert render(fig, "pdf") == render(fig, "pdf")

@@ -54,20 +54,31 @@ class Resources(HTMLParser):
         super().__init__()
         self.links: list[str] = []
         self.tags: list[str] = []
+        self.script_sources: list[str | None] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags.append(tag)
-        self.links += [v or "" for k, v in attrs if k in ("src", "href")]
+        if tag == "script":
+            self.script_sources.append(dict(attrs).get("src"))
+        elif tag == "a":
+            self.links += [v or "" for k, v in attrs if k == "href"]
+        else:
+            self.links += [v or "" for k, v in attrs if k in ("src", "href")]
 
 
 @pytest.mark.spec("REP-HTML")
 def test_page_is_self_contained(page: Path) -> None:
     parser = Resources()
     parser.feed(page.read_text(encoding="utf-8"))
-    assert "script" not in parser.tags and "link" not in parser.tags
-    assert parser.links and all(link.startswith("data:image/png;base64,") for link in parser.links)
-    assert parser.tags.count("table") == 3 * 4  # main, checkpoints, labels, decomposition x 3 blocks
-    assert parser.tags.count("img") == 2
+    # One inline script (the drill-down), no external resource: images are data: URIs and the
+    # only other links are the report's own files, relative to the page.
+    assert parser.script_sources == [None] and "link" not in parser.tags
+    files = set(json.loads((page.parent / "summary.json").read_text(encoding="utf-8"))["files"])
+    images = [link for link in parser.links if link.startswith("data:image/png;base64,")]
+    assert len(images) == 3 and all(link in files for link in parser.links if link not in images)
+    # main, checkpoints, labels, decomposition x 3 blocks, and the drill-down table
+    assert parser.tags.count("table") == 3 * 4 + 1
+    assert parser.tags.count("img") == 3
 
 
 @pytest.mark.spec("REP-HTML")
@@ -96,13 +107,14 @@ def test_page_renders_in_headless_chromium(page: Path, tmp_path: Path) -> None:
     seen = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
     assert seen["title"] == "prefixexec report"
     images = {i["id"]: i for i in seen["images"]}
-    assert set(images) == {"figure-pec", "figure-labels"}
+    assert set(images) == {"figure-pec", "figure-pec-elig", "figure-labels"}
     for image in images.values():
         # Decoded (natural size = the PNG's pixels, 150 dpi) and laid out on the page.
         assert image["complete"] and image["width"] > 300 and image["height"] > 300 and image["shown"] > 100
     tables = {t["id"]: t for t in seen["tables"]}
     assert sorted(tables) == sorted(
-        f"{kind}-{i}" for kind in ("main", "checkpoints", "labels", "decomposition") for i in range(3)
+        [f"{kind}-{i}" for kind in ("main", "checkpoints", "labels", "decomposition") for i in range(3)]
+        + ["drill"]
     )
     # alpha / m1 has 3 methods, alpha / m2 and beta / m1 have 2: header row + one row per method.
     assert [tables[f"main-{i}"]["rows"] for i in range(3)] == [4, 3, 3]

@@ -225,3 +225,29 @@ def test_select_from_an_id_file(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert code == 0
     assert sorted({json.loads(line)["task_id"] for line in out.splitlines()}) == ["3", "7"]
     assert len(out.splitlines()) == 8  # 2 tasks x 4 trials
+
+
+@pytest.mark.spec("OUT-ROLLOUTS-FILE", "OUT-SELECT", "REP-FILES")
+def test_report_writes_rows_and_selects(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "r"
+    extra = tmp_path / "rows.parquet"
+    argv = ["report", "--adapter", "taubench", str(TAU), "--out", str(out), "--bootstrap", "0", "--quiet"]
+    code, _, _ = run([*argv, "--select", "task_id=2?", "--rollouts", str(extra)], capsys)
+    assert code == 0
+    lines = (out / "rollouts.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 40 and {json.loads(line)["task_id"][0] for line in lines} == {"2"}  # 10 tasks x 4
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(extra).num_rows == 40
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["conditions"][0]["N"] == 40
+
+
+@pytest.mark.spec("OUT-ROLLOUTS-FILE")
+def test_a_bad_rollouts_path_stops_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "r"
+    argv = ["report", "--adapter", "taubench", str(TAU), "--out", str(out), "--quiet"]
+    code, stdout, err = run([*argv, "--rollouts", str(tmp_path / "rows.xlsx")], capsys)
+    assert code == 2 and stdout == "" and "unknown format '.xlsx'" in err and not out.exists()

@@ -61,10 +61,13 @@ def run(args: argparse.Namespace) -> int:
         eligible=args.eligible,
         title=demo.TITLE,
         note=demo.NOTE,
+        bands=not args.no_bands,
+        label_shares=args.label_shares,
+        tex_compact=args.tex_compact,
     )
     extra = {
         "agents.md": demo.agents_markdown().encode("utf-8"),
-        "rollouts.jsonl": demo.records_jsonl(replayed).encode("utf-8"),
+        "records.jsonl": demo.records_jsonl(replayed).encode("utf-8"),
     }
     target, files = publish(args.out, rollouts, results, str(signature), options, settings, progress, extra)
     sys.stdout.write(files["table.md"].decode("utf-8"))

@@ -49,6 +49,19 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-depth", type=depth, metavar="K", help="deepest k drawn in the PEC figure")
     parser.add_argument("--eligible", action="store_true", help="also draw PEC_elig(k) as dashed lines")
     parser.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    parser.add_argument(
+        "--no-bands", action="store_true", help="draw the curves without their interval bands"
+    )
+    parser.add_argument(
+        "--label-shares",
+        action="store_true",
+        help="the labels figure shows shares of RR-Eligible instead of counts",
+    )
+    parser.add_argument(
+        "--tex-compact",
+        action="store_true",
+        help="table.tex fits one column of a two-column paper (intervals on a second line)",
+    )
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -62,9 +75,27 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_adapter_options(parser)
     add_bootstrap_options(parser)
     add_report_options(parser)
+    add_rollout_options(parser)
+
+
+def add_rollout_options(parser: argparse.ArgumentParser) -> None:
+    """``--select KEY=GLOB`` (OUT-SELECT) and ``--rollouts PATH`` (OUT-ROLLOUTS-FILE)."""
+    parser.add_argument(
+        "--select",
+        action="append",
+        metavar="KEY=GLOB",
+        help="keep rollouts whose KEY (dataset, model, method, task_id) matches GLOB, or is listed in "
+        "@FILE; repeatable",
+    )
+    parser.add_argument(
+        "--rollouts",
+        metavar="PATH",
+        help="also write one row per rollout (where and why it failed) to PATH: .jsonl, .csv or .parquet",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
+    from prefixexec import rollouts as rollout_rows
     from prefixexec.report import (
         RENDER_STEPS,
         Progress,
@@ -73,16 +104,29 @@ def run(args: argparse.Namespace) -> int:
         prepare_folder,
         publish,
     )
+    from prefixexec.selection import parse, select
 
     prepare_folder(args.out)
+    patterns = parse(args.select)
+    if args.rollouts is not None:
+        rollout_rows.check_path(args.rollouts)
     progress = Progress(2 + RENDER_STEPS + 1, enabled=not args.quiet, label="prefixexec report")
     progress.step("reading input")
-    rollouts = read_input(args)
+    rollouts = select(read_input(args), patterns)
     datasets = len({r.condition.dataset for r in rollouts})
     progress.total += datasets - 1
     settings = settings_of(args)
     results = evaluate_by_dataset(rollouts, settings, paired=not args.unpaired, progress=progress)
-    options = ReportOptions(checkpoints=args.checkpoints, max_depth=args.max_depth, eligible=args.eligible)
+    options = ReportOptions(
+        checkpoints=args.checkpoints,
+        max_depth=args.max_depth,
+        eligible=args.eligible,
+        bands=not args.no_bands,
+        label_shares=args.label_shares,
+        tex_compact=args.tex_compact,
+    )
     target, files = publish(args.out, rollouts, results, str(signature_of(args)), options, settings, progress)
+    if args.rollouts is not None:
+        rollout_rows.write(args.rollouts, rollout_rows.rows(rollouts))
     sys.stdout.write(f"wrote {len(files)} files to {target}; open {target / 'report.html'}\n")
     return 0

@@ -15,6 +15,7 @@ from prefixexec.adapters.files import atomic_path
 from prefixexec.inference import ConditionResult, evaluate
 from prefixexec.kernel import Rollout
 from prefixexec.kernel.bootstrap import BootstrapSettings
+from prefixexec.rollouts import jsonl_text, rows
 from prefixexec.scoring import dumps
 
 from .model import DEFAULT_CHECKPOINTS, Block, Report, ReportOptions, build_report
@@ -27,12 +28,19 @@ FILES: tuple[str, ...] = (
     "table.csv",
     "pec.png",
     "pec.svg",
+    "pec.pdf",
+    "pec_elig.png",
+    "pec_elig.svg",
+    "pec_elig.pdf",
     "checkpoints.md",
     "checkpoints.csv",
     "labels.md",
     "labels.csv",
     "labels.png",
+    "labels.svg",
+    "labels.pdf",
     "decomposition.md",
+    "rollouts.jsonl",
     "report.html",
     "summary.json",
 )
@@ -91,11 +99,12 @@ def render_files(
         "labels.csv": tables.labels_csv(report),
         "decomposition.md": tables.decomposition_md(report),
     }
-    step("PEC figure")
-    pec = figures.pec_figure(report)
-    binary: dict[str, bytes] = {"pec.png": figures.render(pec, "png"), "pec.svg": figures.render(pec, "svg")}
+    step("PEC figures")
+    binary: dict[str, bytes] = figures.render_all(figures.pec_figure(report), "pec")
+    binary |= figures.render_all(figures.elig_figure(report), "pec_elig")
     step("label figure")
-    binary["labels.png"] = figures.render(figures.labels_figure(report), "png")
+    binary |= figures.render_all(figures.labels_figure(report), "labels")
+    text["rollouts.jsonl"] = jsonl_text(rows(report.rollouts))
     step("HTML page")
     text["report.html"] = html.report_html(report, binary, names)
     step("summary")

@@ -1,7 +1,9 @@
 """``report.html``: one self-contained page with every table and figure (spec: REP-HTML).
 
-The figures are embedded as base64 PNG ``data:`` URIs and the style sheet is inline, so the file
-opens from disk with no server and no network; the page has no script.
+The figures are embedded as base64 PNG ``data:`` URIs and the style sheet and the one script
+are inline, so the file opens from disk with no server and no network. The script only filters,
+sorts and expands the drill-down table of non-executable rollouts (REP-DRILL); the page reads the
+same without it.
 """
 
 from __future__ import annotations
@@ -9,6 +11,11 @@ from __future__ import annotations
 import base64
 from collections.abc import Mapping, Sequence
 from html import escape
+from urllib.parse import quote
+
+from prefixexec.explain import AFTER, FAIL, OK, call_text, verdict
+from prefixexec.kernel import Rollout
+from prefixexec.kernel.actions import NoToolAction, ToolCall
 
 from .model import (
     Cell,
@@ -35,7 +42,70 @@ table.report tbody tr:last-child td { border-bottom: 2px solid #222; }
 td.count { text-align: right; } span.ci, span.extra { color: #666; font-size: 0.85em; }
 p.note { background: #fff3cd; border: 1px solid #e0b000; padding: 0.6em 1em; font-weight: bold; }
 p.caption { color: #444; font-size: 0.85em; } code { font-size: 0.85em; }
-img.figure { max-width: 100%; height: auto; border: 1px solid #ddd; }
+img.figure { max-width: min(100%, 60em); height: auto; border: 1px solid #ddd; }
+table.drill td { white-space: normal; vertical-align: top; }
+table.drill td.reason { max-width: 40em; }
+table.drill th.sortable { cursor: pointer; text-decoration: underline dotted; }
+table.drill button.expand { font: inherit; border: 1px solid #999; background: #f4f4f4; cursor: pointer;
+                            padding: 0 0.4em; margin-right: 0.4em; }
+ol.trace { margin: 0.3em 0 0.6em; padding-left: 2.5em; font-family: ui-monospace, monospace;
+           font-size: 0.85em; }
+ol.trace li.ok { color: #1b5e20; } ol.trace li.after { color: #888; }
+ol.trace li.fail { color: #b00020; font-weight: bold; background: #fdecea; }
+div.controls label { margin-right: 1.2em; } div.controls { margin: 0.5em 0; }
+"""
+
+#: Most rows the drill-down table holds; the rest are in ``rollouts.jsonl`` (REP-DRILL).
+DRILL_LIMIT = 2000
+#: Longest text of one action in a trace.
+ACTION_LIMIT = 200
+
+SCRIPT = """
+(function () {
+  var table = document.getElementById('drill');
+  if (!table) { return; }
+  var body = table.tBodies[0];
+  var filters = Array.from(document.querySelectorAll('select.drill-filter'));
+  var count = document.getElementById('drill-count');
+  function pairs() {
+    var rows = Array.from(body.querySelectorAll('tr.rollout'));
+    return rows.map(function (r) { return [r, document.getElementById(r.id + '-trace')]; });
+  }
+  function apply() {
+    var shown = 0;
+    pairs().forEach(function (p) {
+      var keep = filters.every(function (f) { return !f.value || p[0].dataset[f.dataset.key] === f.value; });
+      p[0].hidden = !keep;
+      if (!keep) { p[1].hidden = true; p[0].querySelector('button').setAttribute('aria-expanded', 'false'); }
+      if (keep) { shown += 1; }
+    });
+    count.textContent = shown + ' shown';
+  }
+  filters.forEach(function (f) { f.addEventListener('change', apply); });
+  body.addEventListener('click', function (event) {
+    var button = event.target.closest('button.expand');
+    if (!button) { return; }
+    var trace = document.getElementById(button.closest('tr').id + '-trace');
+    var open = trace.hidden;
+    trace.hidden = !open;
+    button.setAttribute('aria-expanded', open ? 'true' : 'false');
+    button.textContent = open ? '\u25be' : '\u25b8';
+  });
+  Array.from(table.tHead.querySelectorAll('th.sortable')).forEach(function (th, column) {
+    th.addEventListener('click', function () {
+      var numeric = th.dataset.type === 'number';
+      var ascending = th.dataset.order !== 'asc';
+      th.dataset.order = ascending ? 'asc' : 'desc';
+      var sorted = pairs().sort(function (a, b) {
+        var x = a[0].cells[column].dataset.sort, y = b[0].cells[column].dataset.sort;
+        var c = numeric ? Number(x) - Number(y) : x.localeCompare(y);
+        return ascending ? c : -c;
+      });
+      sorted.forEach(function (p) { body.appendChild(p[0]); body.appendChild(p[1]); });
+    });
+  });
+  apply();
+})();
 """
 
 
@@ -106,6 +176,107 @@ def _decomposition(report: Report) -> list[str]:
     return parts
 
 
+def _options(values: Sequence[str]) -> str:
+    return '<option value="">all</option>' + "".join(
+        f'<option value="{escape(v)}">{escape(v)}</option>' for v in values
+    )
+
+
+def _trace(rollout: Rollout) -> str:
+    outcome = rollout.outcome
+    if not outcome.actions:
+        text = f"actions not recorded; FED = {outcome.fed}: {outcome.reason or 'no reason recorded'}"
+        return f'<p class="caption">{escape(text)}</p>'
+    items = []
+    for k, action in enumerate(outcome.actions, start=1):
+        mark = verdict(k, outcome.fed)
+        text = call_text(action)
+        if len(text) > ACTION_LIMIT:
+            text = text[: ACTION_LIMIT - 3] + "..."
+        if mark == OK:
+            items.append(f'<li class="ok">ok &nbsp;{escape(text)}</li>')
+        elif mark == FAIL:
+            label = outcome.label.value if outcome.label else "unlabelled"
+            why = f" — {outcome.reason}" if outcome.reason else ""
+            items.append(f'<li class="fail">FAIL &nbsp;{escape(text)} [{escape(label)}]{escape(why)}</li>')
+        else:
+            items.append(f'<li class="after">{escape(text)} [{escape(AFTER)}]</li>')
+    return f'<ol class="trace">{"".join(items)}</ol>'
+
+
+def drill_down(report: Report) -> list[str]:
+    """REP-DRILL: every non-executable rollout, filterable, sortable and expandable to its trace."""
+    failing = [r for r in report.rollouts if not r.outcome.fully_executable]
+    if not failing:
+        return ['<p id="drill-none">Every rollout is fully executable: nothing to drill into.</p>']
+    shown = failing[:DRILL_LIMIT]
+
+    def condition(r: Rollout) -> str:
+        c = r.condition
+        return f"{c.dataset} / {c.model} / {c.method}"
+
+    def label(r: Rollout) -> str:
+        return r.outcome.label.value if r.outcome.label else "unlabelled"
+
+    def tool(r: Rollout) -> str:
+        failing_action = r.outcome.failing
+        if isinstance(failing_action, ToolCall):
+            return failing_action.name
+        if isinstance(failing_action, NoToolAction):
+            return "(no tool call)"
+        return "(not recorded)"
+
+    columns = [("condition", "text"), ("task", "text"), ("trial", "number"), ("FED", "number"),
+               ("label", "text"), ("tool", "text"), ("reason", "text")]  # fmt: skip
+    head = "".join(
+        f'<th class="sortable" data-type="{kind}" scope="col">{escape(name)}</th>' for name, kind in columns
+    )
+    body = []
+    for i, r in enumerate(shown):
+        values = [
+            condition(r),
+            r.task_id,
+            str(r.trial),
+            str(r.outcome.fed),
+            label(r),
+            tool(r),
+            r.outcome.reason or "",
+        ]
+        cells = []
+        for (name, _), value in zip(columns, values, strict=True):
+            inner = escape(value)
+            if name == "condition":
+                inner = f'<button class="expand" type="button" aria-expanded="false">\u25b8</button>{inner}'
+            css = ' class="reason"' if name == "reason" else ""
+            cells.append(f'<td{css} data-sort="{escape(value)}">{inner}</td>')
+        body.append(
+            f'<tr class="rollout" id="r{i}" data-condition="{escape(condition(r))}" '
+            f'data-label="{escape(label(r))}" data-tool="{escape(tool(r))}">{"".join(cells)}</tr>'
+            f'<tr class="trace" id="r{i}-trace" hidden><td colspan="{len(columns)}">{_trace(r)}</td></tr>'
+        )
+    controls = "".join(
+        f'<label>{escape(title)} <select class="drill-filter" id="filter-{key}" data-key="{key}">'
+        f"{_options(sorted({get(r) for r in shown}))}</select></label>"
+        for title, key, get in (
+            ("condition", "condition", condition),
+            ("label", "label", label),
+            ("tool", "tool", tool),
+        )
+    )
+    note = (
+        f"The first {DRILL_LIMIT} of {len(failing)} non-executable rollouts; all are in rollouts.jsonl."
+        if len(failing) > DRILL_LIMIT
+        else f"{len(failing)} non-executable rollouts; every rollout is in rollouts.jsonl."
+    )
+    return [
+        f'<p class="caption">{escape(note)} Click a column title to sort, ▸ to see the actions: '
+        "ok, the first failure (highlighted) and the ones after it (not counted).</p>",
+        f'<div class="controls">{controls}<span id="drill-count"></span></div>',
+        f'<table class="report drill" id="drill"><thead><tr>{head}</tr></thead>'
+        f'<tbody>{"".join(body)}</tbody></table>',
+    ]
+
+
 def report_html(report: Report, figures: Mapping[str, bytes], files: Sequence[str]) -> str:
     """The page: note, signature, main table, PEC figure, checkpoints, labels, decomposition."""
     o = report.options
@@ -128,6 +299,13 @@ def report_html(report: Report, figures: Mapping[str, bytes], files: Sequence[st
     out.append(
         _figure(figures["pec.png"], "figure-pec", "PEC(k) against depth k, one panel per dataset and model")
     )
+    out.append(
+        _figure(
+            figures["pec_elig.png"],
+            "figure-pec-elig",
+            "PEC_elig(k) with its interval and n_k below it, one panel per dataset and model",
+        )
+    )
     out.append("<h2>PEC checkpoints</h2>")
     out += [_table(checkpoint_table(b, report), f"checkpoints-{i}") for i, b in enumerate(report.blocks)]
     out.append("<h2>First-failure labels</h2>")
@@ -135,7 +313,10 @@ def report_html(report: Report, figures: Mapping[str, bytes], files: Sequence[st
     out.append(_figure(figures["labels.png"], "figure-labels", "first-failure label counts per method"))
     out.append("<h2>Decomposition of final success (Eq. 12)</h2>")
     out += _decomposition(report)
-    listed = ", ".join(f"<code>{escape(f)}</code>" for f in files)
-    out.append(f'<p class="caption">Files of this report: {listed}.</p>')
+    out.append("<h2>Where and why rollouts failed</h2>")
+    out += drill_down(report)
+    listed = ", ".join(f'<a href="{quote(f)}"><code>{escape(f)}</code></a>' for f in files)
+    out.append(f'<p class="caption" id="files">Files of this report: {listed}.</p>')
+    out.append(f"<script>{SCRIPT}</script>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"

@@ -51,6 +51,12 @@ class ReportOptions:
     eligible: bool = False
     title: str = "prefixexec report"
     note: str | None = None
+    #: Interval bands in the curve figures (``--no-bands`` turns them off).
+    bands: bool = True
+    #: The labels figure shows shares of RR-Eligible instead of counts (``--label-shares``).
+    label_shares: bool = False
+    #: ``table.tex`` fits one column of a two-column paper (``--tex-compact``).
+    tex_compact: bool = False
 
     @checkpoints.validator
     def _check_checkpoints(self, attribute: attrs.Attribute[tuple[int, ...]], value: tuple[int, ...]) -> None:
@@ -104,6 +110,10 @@ class Block:
         return f"{self.dataset} / {self.model}"
 
 
+def _rollout_tuple(value: Sequence[Rollout]) -> tuple[Rollout, ...]:
+    return tuple(value)
+
+
 @attrs.frozen(slots=True)
 class Report:
     """Everything the writers need: blocks, signature, options and which columns exist."""
@@ -117,6 +127,8 @@ class Report:
     cost_fields: tuple[str, ...]
     #: B, seed and level of the intervals (for captions); None when intervals are off.
     bootstrap: tuple[int, int, float] | None = None
+    #: The rollouts, in input order: the evidence of the drill-down (OUT-ROLLOUTS, REP-DRILL).
+    rollouts: tuple[Rollout, ...] = attrs.field(default=(), converter=_rollout_tuple, eq=False, repr=False)
 
     @property
     def rows(self) -> tuple[Row, ...]:
@@ -172,6 +184,7 @@ def build_report(
         intervals=all(r.intervals is not None for r in results) and bool(results),
         cost_fields=present,
         bootstrap=bootstrap,
+        rollouts=tuple(rollouts),
     )
 
 

@@ -398,12 +398,94 @@ def _tex_caption(text: str) -> str:
     return tex_escape(text).replace(r"\textless{}=", r"$\leq$")
 
 
+#: Short column titles of ``--tex-compact`` (REP-TEX-COMPACT).
+COMPACT_TITLES = {
+    "N": "$N$",
+    "TER": "TER",
+    "mean_FED": "FED",
+    "AUC_PEC": "AUC",
+    "RR_eligible": "Elig.",
+    "RR": "RR",
+    "success": "Succ.",
+    "tokens": "Tok.",
+    "latency_s": "Lat.",
+}
+
+
+def half_width(interval: tuple[float, float]) -> str:
+    r"""``\pm`` and half the interval's width, rounded half up (REP-TEX-COMPACT)."""
+    return rf"$\pm${fmt((interval[1] - interval[0]) / 2)}"
+
+
+def _compact_second(cell: Cell) -> str:
+    if cell.interval is not None:
+        return rf"{{\scriptsize {half_width(cell.interval)}}}"
+    if cell.suffix:
+        return rf"{{\scriptsize {tex_escape(cell.suffix)}}}"
+    return ""
+
+
+def _breakable_typewriter(text: str) -> str:
+    return _tex_typewriter(text).replace("|", r"|\allowbreak{}")
+
+
+def _tex_value(cell: Cell) -> str:
+    text = tex_escape(cell.text)
+    return rf"\textbf{{{text}}}" if cell.bold else text
+
+
+def table_tex_compact(report: Report) -> str:
+    r"""``table.tex`` with ``--tex-compact``: fits one column of a two-column paper (REP-TEX-COMPACT).
+
+    Short column titles, ``\footnotesize`` and narrow column gaps, each method's values on one
+    line and, on a second line in ``\scriptsize``, the half-width of each interval (``±0.05``)
+    and the cost suffixes (no interval: no second line); the same cells and bold flags as
+    ``table.md``; the signature under the table, breakable at each ``|``.
+    """
+    tables = [main_table(b, report) for b in report.blocks]
+    columns = tables[0].columns if tables else ()
+    width = 1 + len(columns)
+    spec = "@{}l" + "".join("r" if _is_count(c) else "c" for c in columns) + "@{}"
+    out = [
+        "% prefixexec report: main table, one-column layout. Needs \\usepackage{booktabs}.",
+        r"\begin{table}[t]",
+        r"\centering",
+        r"\footnotesize",
+        r"\setlength{\tabcolsep}{2pt}",
+        rf"\begin{{tabular}}{{{spec}}}",
+        r"\toprule",
+        " & ".join(["Method", *(COMPACT_TITLES.get(c.key, tex_escape(c.title)) for c in columns)]) + r" \\",
+    ]
+    for table in tables:
+        out.append(r"\midrule")
+        out.append(rf"\multicolumn{{{width}}}{{@{{}}l}}{{\textit{{{tex_escape(table.title)}}}}} \\")
+        for method, cells in table.rows:
+            out.append(" & ".join([tex_escape(method), *(_tex_value(c) for c in cells)]) + r" \\")
+            if any(c.interval is not None or c.suffix for c in cells):
+                out.append(" & ".join(["", *(_compact_second(c) for c in cells)]) + r" \\[1pt]")
+    caption = " ".join(
+        p for p in [report.options.note, interval_caption(report), BOLD_CAPTION, MAIN_CAPTION] if p
+    )
+    out += [
+        r"\bottomrule",
+        r"\end{tabular}",
+        rf"\caption{{{_tex_caption(caption)}}}",
+        r"\par\smallskip",
+        rf"{{\tiny\texttt{{{_breakable_typewriter(report.signature)}}}}}",
+        r"\end{table}",
+    ]
+    return "\n".join(out) + "\n"
+
+
 def table_tex(report: Report) -> str:
     r"""``table.tex``: a ``table`` float with a booktabs ``tabular`` (needs ``\usepackage{booktabs}``).
 
     One ``\midrule``-separated block per dataset x model with an italic heading row, the same
-    cells and bold flags as ``table.md``, and the signature under the table (REP-TEX).
+    cells and bold flags as ``table.md``, and the signature under the table (REP-TEX). With
+    ``--tex-compact``, :func:`table_tex_compact`.
     """
+    if report.options.tex_compact:
+        return table_tex_compact(report)
     tables = [main_table(b, report) for b in report.blocks]
     columns = tables[0].columns if tables else ()
     width = 1 + len(columns)
