@@ -21,13 +21,14 @@ if [ -f "$repo/proofs/check.sh" ]; then
   echo "== Coq proofs"
   bash "$repo/proofs/check.sh"
 fi
-if ! command -v chromium >/dev/null 2>&1; then
-  # tests/test_report_html.py opens report.html in headless Chromium (Debian package `chromium`).
-  echo "== installing chromium (apt)"
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+  # tests/test_report_html.py opens report.html in headless Chromium (Debian package `chromium`);
+  # tests/test_report_drill.py drives it through Selenium and Debian's `chromium-driver`.
+  echo "== installing chromium and chromium-driver (apt)"
   as_root=""
   if [ "$(id -u)" -ne 0 ]; then as_root="sudo"; fi
   $as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
-  $as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
+  $as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver
 fi
 echo "== pytest"
 HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-ci}" "$venv/bin/pytest" -p no:cacheprovider "$@"
