@@ -21,6 +21,7 @@ import pytest
 
 from prefixexec.adapters import AdapterOptions, InputError
 from prefixexec.adapters import toolsandbox as tsb
+from prefixexec.adapters.toolsandbox.operators import audit
 from prefixexec.cli import main
 from prefixexec.kernel import Label, Rollout
 
@@ -479,3 +480,94 @@ def test_headguard_rows_inside_the_database_are_skipped() -> None:
     assert len(headguards) == 4 and headguards[0] == 0
     assert sum(1 for r in rows if r["visible_to"] == ["USER"]) == 12
     assert read(HERMES)["turn_on_wifi_low_battery_mode"].outcome.T == 3
+
+
+# ---------------------------------------------------------------------------------------------
+# The audit (TSB-AUDIT), on the three runs ToolSandbox wrote
+
+
+def run_audit(*paths: Path, **options: Any) -> Any:
+    return audit([str(p) for p in paths], AdapterOptions(**options))
+
+
+@pytest.mark.spec("TSB-AUDIT", "TSB-REAL")
+def test_audit_passes_on_toolsandboxs_runs() -> None:
+    report = run_audit(*RUNS.values())
+    assert report.passed
+    document = report.to_json()
+    assert document["gold"] is None
+    # Bases: scenarios with an accepted call before their first rejection, from EXPECTED: FED > 1
+    # and at least one call -- send_message_with_contact_content_cellular_off,
+    # turn_on_wifi_low_battery_mode, turn_on_cellular_low_battery_mode,
+    # search_name_with_relationship, remove_contact_by_phone_multiple_user_turn,
+    # search_relationship_with_phone_number, and the Cli agent's get_wifi: 7.
+    operators = {o["operator"]: o for o in document["operators"]}
+    assert set(operators) == {
+        "type-error",
+        "no-data",
+        "cellular-off",
+        "already-enabled",
+        "unanswered",
+        "unknown-tool",
+    }
+    assert all((o["made"], o["caught"]) == (7, 7) for o in operators.values())
+    checks = {c["check"]: c for c in document["checks"]}
+    # 19 scenarios; conversation.json in 15 of them (test_conversation_json_gives_the_same_calls);
+    # categories in the three summaries' "categories" lists: Hermes 8 (SINGLE/MULTIPLE_TOOL_CALL,
+    # SINGLE/MULTIPLE_USER_TURN, STATE_DEPENDENCY, CANONICALIZATION, INSUFFICIENT_INFORMATION,
+    # NO_DISTRACTION_TOOLS), Unhelpful 4 (SINGLE_TOOL_CALL, SINGLE_USER_TURN, NO_DISTRACTION_TOOLS,
+    # INSUFFICIENT_INFORMATION), Cli 3 (the first three): 15.
+    assert {n: (c["checked"], c["failures"]) for n, c in checks.items()} == {
+        "call-count": (19, []),
+        "similarity-rule": (19, []),
+        "conversation-agrees": (15, []),
+        "category-summary": (15, []),
+    }
+
+
+@pytest.mark.spec("TSB-AUDIT", "LABEL-RULES")
+def test_audit_fails_when_a_rule_misfires(tmp_path: Path) -> None:
+    # A user rule that calls the cellular-off exception an information failure: the audit's
+    # cellular-off operator expects precondition, so every one of its mutants is a miss.
+    rules = tmp_path / "rules.toml"
+    rules.write_text(
+        '[[toolsandbox]]\npattern = "^ConnectionError"\nlabel = "information"\n', encoding="utf-8"
+    )
+    report = run_audit(HERMES, label_rules=str(rules))
+    assert not report.passed
+    operators = {o["operator"]: o for o in report.to_json()["operators"]}
+    assert operators["cellular-off"]["caught"] == 0 and operators["cellular-off"]["made"] > 0
+    assert operators["type-error"]["caught"] == operators["type-error"]["made"]
+
+
+@pytest.mark.spec("TSB-AUDIT")
+def test_audit_checks_catch_inconsistent_files(tmp_path: Path) -> None:
+    copy = tmp_path / "agent_x_user_y_12_03_2026_02_02_51"
+    shutil.copytree(HERMES, copy)
+    document = load(copy / "result_summary.json")
+    entry = next(e for e in document["per_scenario_results"] if e["name"] == "wifi_off")
+    entry["minefield_similarity"] = 0.5  # then ToolSandbox's rule gives similarity 0, not 1.0
+    document["category_aggregated_results"]["SINGLE_TOOL_CALL"]["similarity"] = 0.25
+    (copy / "result_summary.json").write_text(json.dumps(document), encoding="utf-8")
+    conversation = copy / "trajectories" / "wifi_off" / "conversation.json"
+    messages = load(conversation)
+    tool = next(m for m in messages if m.get("role") == "tool")
+    tool["content"] = "None"  # the failing reply now reads as a success
+    conversation.write_text(json.dumps(messages), encoding="utf-8")
+    report = run_audit(copy)
+    checks = {c["check"]: c["failures"] for c in report.to_json()["checks"]}
+    assert not report.passed
+    assert [f.split(": ", 1)[1] for f in checks["similarity-rule"]] == [
+        "wifi_off: similarity 1.0 is not 1{minefield == 0} * milestone (0.0)"
+    ]
+    assert len(checks["conversation-agrees"]) == 1 and "wifi_off" in checks["conversation-agrees"][0]
+    assert len(checks["category-summary"]) == 1 and "SINGLE_TOOL_CALL" in checks["category-summary"][0]
+    assert checks["call-count"] == []
+
+
+@pytest.mark.spec("TSB-AUDIT", "TSB-ERRORS")
+def test_audit_needs_run_directories(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="give RUN_DIR"):
+        audit([], AdapterOptions())
+    with pytest.raises(InputError, match="no such run directory"):
+        run_audit(tmp_path / "absent")

@@ -512,7 +512,7 @@ def read_scenarios(run: Path, rules: LabelRules = NO_RULES) -> Iterator[Scenario
         yield ScenarioRun(entry, Scenario(entry.name, tuple(calls), no_tool, rules), source)
 
 
-def _run_directory(path: str) -> Path:
+def run_directory(path: str) -> Path:
     candidate = Path(path)
     if candidate.is_file() and candidate.name == SUMMARY:
         return candidate.parent
@@ -525,7 +525,7 @@ def _run_directory(path: str) -> Path:
     return candidate
 
 
-def _threshold(options_threshold: float | None) -> float:
+def similarity_threshold(options_threshold: float | None) -> float:
     threshold = DEFAULT_THRESHOLD if options_threshold is None else options_threshold
     if not math.isfinite(threshold) or not 0 <= threshold <= 1:
         raise InputError(
@@ -566,12 +566,12 @@ def read(paths: Sequence[str], options: AdapterOptions) -> list[Rollout]:
     A scenario that appears in several runs of the same model and method is counted as trials
     0, 1, ... in the order the runs are given (TSB-DATASET).
     """
-    threshold = _threshold(options.threshold)
+    threshold = similarity_threshold(options.threshold)
     rules = load_label_rules(options.label_rules, "toolsandbox")
     trials: dict[tuple[ConditionKey, str], int] = {}
     rollouts: list[Rollout] = []
     for path in paths:
-        directory = _run_directory(path)
+        directory = run_directory(path)
         key = ConditionKey(
             DATASET, options.model or model_from_run(directory), options.method or DEFAULT_METHOD
         )
