@@ -19,10 +19,11 @@ their prompts and answers from the scenario's script (the user ends the conversa
 ``end`` unless the script says otherwise). Scenarios run one after another (``-p 1``).
 
 Usage, with ToolSandbox installed in its own virtual environment (it pins old versions of about
-thirty packages; nothing here needs more than the standard library)::
+thirty packages, among them ``openai==1.17.0``, which fails with httpx 0.28 or later, so httpx is
+pinned below 0.28; nothing here needs more than the standard library)::
 
     git clone <apple/ToolSandbox> /work/tsb/ToolSandbox          # any checkout of ToolSandbox
-    python3.11 -m venv /work/tsb/venv && /work/tsb/venv/bin/pip install /work/tsb/ToolSandbox
+    python3.11 -m venv /work/tsb/venv && /work/tsb/venv/bin/pip install /work/tsb/ToolSandbox "httpx<0.28"
     python3 tests/make_toolsandbox_runs.py /work/tsb/ToolSandbox --python /work/tsb/venv/bin/python
 
 It replaces the run folders in tests/data/toolsandbox-real/ with the three ToolSandbox wrote
