@@ -623,3 +623,31 @@ def split_by_category(rollouts: Iterable[Rollout]) -> list[Rollout]:
     return out
 
 
+
+
+__all__ = [
+    "CONTEXT",
+    "CONVERSATION",
+    "DATASET",
+    "DEFAULT_METHOD",
+    "DEFAULT_THRESHOLD",
+    "NO_CATEGORY",
+    "SUMMARY",
+    "ParsedCode",
+    "ScenarioRun",
+    "SummaryEntry",
+    "calls_from_context",
+    "calls_from_conversation",
+    "conversation_exception",
+    "model_from_run",
+    "parse_call_code",
+    "read",
+    "read_scenarios",
+    "read_summary",
+    "rollout_categories",
+    "run_directory",
+    "similarity_threshold",
+    "split_by_category",
+    "to_rollout",
+    "unknown_tool_name",
+]
