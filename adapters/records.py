@@ -7,8 +7,10 @@ already replayed ``outcome``. Reading validates everything before anything is sc
 
 from __future__ import annotations
 
+import codecs
 import gc
 import json
+import operator
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -291,7 +293,7 @@ CHUNK_LINES = 1 << 14
 
 @cache
 def _fast() -> Any:
-    """The msgspec decoder of one record line and its encoder (built on first use)."""
+    """The msgspec decoder of a record line, an encoder, ``UNSET`` and the decoding errors."""
     from typing import Annotated, Literal
 
     import msgspec
@@ -345,7 +347,12 @@ def _fast() -> Any:
         ],
     )
     decoder = msgspec.json.Decoder(record)
-    return decoder.decode, msgspec.json.Encoder().encode, UNSET, (msgspec.MsgspecError, ValueError)
+    return decoder, msgspec.json.Encoder().encode, UNSET, (msgspec.MsgspecError, ValueError)
+
+
+def _fast_lines() -> tuple[Callable[[bytes], list[Any]], Callable[[Any], bytes], tuple[type[Exception], ...]]:
+    decoder, encode, _, errors = _fast()
+    return decoder.decode_lines, encode, errors
 
 
 #: A JSON string token, and whether a ':' follows it (then it is an object key).
@@ -363,15 +370,14 @@ def _key_count(text: str) -> int:
     return len(found) - found.count("")
 
 
-def _no_repeated_keys(lines: Sequence[str], decoded: Sequence[Any], encode: Callable[[Any], bytes]) -> bool:
-    """Whether no object of these (valid JSON) lines repeats a key.
+def _no_repeated_keys(text: str, decoded: Sequence[Any], encode: Callable[[Any], bytes]) -> bool:
+    """Whether no object of ``text`` (valid JSON lines, decoded as ``decoded``) repeats a key.
 
     Decoding keeps one entry per key, so the re-encoded values hold fewer keys exactly when a
     key repeats. Without a backslash in the text every ':' outside strings is a key's and every
     ':' inside one is kept literally, so counting ':' compares the keys; otherwise the keys are
     counted by tokenizing both texts.
     """
-    text = "".join(lines)
     again = encode(decoded)
     if "\\" not in text:
         return text.count(":") == again.count(b":")
@@ -389,83 +395,199 @@ def _label_code(value: Any) -> int:
 
 def _decode_chunk(lines: Sequence[str]) -> list[Any] | None:
     """The typed records of ``lines``, or ``None`` when the fast path cannot vouch for all of them."""
-    decode, encode, _, errors = _fast()
-    # The cyclic collector would scan the chunk's new containers again and again while they are
-    # made (they hold no cycles): paused while decoding, as it was before.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        decoded = [decode(line) for line in lines]
-    except errors:
-        return None
-    finally:
-        if collecting:
-            gc.enable()
-    if not _no_repeated_keys(lines, decoded, encode):
+    decoder, encode, _, errors = _fast()
+    decode = decoder.decode
+    with _collector_paused():
+        try:
+            decoded = [decode(line) for line in lines]
+        except errors:
+            return None
+    if not _no_repeated_keys("".join(lines), decoded, encode):
         return None
     return decoded
 
 
-@attrs.frozen(slots=True)
-class FastColumns:
-    """The kernel columns of a chunk the fast path accepted (:meth:`RolloutArrays` inputs)."""
+def _count(data: bytes, byte: bytes) -> int:
+    """``data.count(byte)`` for a single byte (numpy compares a few times faster)."""
+    import numpy as np
 
-    conditions: list[ConditionKey]
-    condition: list[int]
-    tasks: list[str]
-    task: list[int]
-    trial: list[int]
-    T: list[int]
-    fed: list[int]
-    Y: list[bool]
-    label: list[int]
+    return int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) == ord(byte)))
 
 
-def _columns(decoded: Sequence[Any]) -> FastColumns | None:
-    """Columns of decoded records, or ``None`` when a record breaks a cross-field rule."""
-    _, _, unset, _ = _fast()
-    conditions: dict[tuple[str, str, str], int] = {}
-    tasks: dict[str, int] = {}
-    condition: list[int] = []
-    task: list[int] = []
-    trial: list[int] = []
+def _decode_block(block: bytes) -> list[Any] | None:
+    """The typed records of the non-blank lines of ``block`` (UTF-8, ``\\n``-separated), or
+    ``None`` when the fast path cannot vouch for all of them."""
+    decode_lines, encode, errors = _fast_lines()
+    with _collector_paused():
+        try:
+            decoded: list[Any] = decode_lines(block)
+        except errors:
+            return None
+    if b"\\" not in block:
+        if _count(block, b":") != _count(encode(decoded), b":"):
+            return None
+    elif not _no_repeated_keys(block.decode("utf-8"), decoded, encode):
+        return None
+    return decoded
+
+
+class _collector_paused:
+    """Pause the cyclic garbage collector: it would scan a chunk's new containers again and
+    again while they are made (they hold no cycles). Restores the previous state."""
+
+    def __enter__(self) -> None:
+        self.collecting = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.collecting:
+            gc.enable()
+
+
+def _coded(values: list[Any]) -> tuple[list[Any], list[int]]:
+    """Distinct values in first-seen order, and each value's index among them."""
+    index: dict[Any, int] = {}
+    codes = [index.setdefault(v, len(index)) for v in values]
+    return list(index), codes
+
+
+_CONDITION = operator.attrgetter("dataset", "model", "method")
+_TASK_ID = operator.attrgetter("task_id")
+_TRIAL = operator.attrgetter("trial")
+_OUTCOME = operator.attrgetter("outcome")
+_ACTIONS = operator.attrgetter("actions")
+_SUCCESS = operator.attrgetter("success")
+_T = operator.attrgetter("T")
+_FED = operator.attrgetter("fed")
+_LABEL = operator.attrgetter("label")
+_REASON = operator.attrgetter("reason")
+
+
+def _label_codes(labels: list[Any], unset: Any) -> list[int]:
+    """Kernel label codes (-1 for none) of label fields: a name, a list of names or unset."""
+    lookup = {**_LABEL_RANK, unset: NO_LABEL_CODE}
+    try:
+        return list(map(lookup.__getitem__, labels))
+    except TypeError:  # a list of names
+        return [lookup[x] if x.__class__ is str or x is unset else _label_code(x) for x in labels]
+
+
+class _Rows:
+    """Kernel columns of decoded records, gathered a block at a time (the decoded records can
+    then be freed: memory is reused while decoding, which is much faster than holding a whole
+    chunk of records)."""
+
+    def __init__(self) -> None:
+        self.unset = _fast()[2]
+        self.keys: list[tuple[str, str, str]] = []
+        self.ids: list[str | int] = []
+        self.trial: list[Any] = []
+        self.T: list[int] = []
+        self.fed: list[int] = []
+        self.label: list[int] = []
+        self.reason: list[bool] = []
+        self.Y: list[bool] = []
+
+    def __len__(self) -> int:
+        return len(self.Y)
+
+    def split(self, size: int) -> _Rows:
+        """The first ``size`` rows as new columns; these keep the rest."""
+        head = _Rows()
+        for name in ("keys", "ids", "trial", "T", "fed", "label", "reason", "Y"):
+            column = getattr(self, name)
+            setattr(head, name, column[:size])
+            setattr(self, name, column[size:])
+        return head
+
+    def add(self, decoded: list[Any]) -> bool:
+        """Add decoded records; ``False`` when one breaks a cross-field rule (then unchanged
+        columns are no longer meaningful: the caller drops this object)."""
+        unset = self.unset
+        self.keys += map(_CONDITION, decoded)
+        self.ids += map(_TASK_ID, decoded)
+        self.trial += map(_TRIAL, decoded)
+        self.Y += map(_SUCCESS, decoded)
+        outcomes = list(map(_OUTCOME, decoded))
+        if unset not in outcomes:
+            if list(map(_ACTIONS, decoded)).count(unset) != len(decoded):
+                return False
+            self.T += map(_T, outcomes)
+            self.fed += map(_FED, outcomes)
+            self.label += _label_codes(list(map(_LABEL, outcomes)), unset)
+            reasons = list(map(_REASON, outcomes))
+            if reasons.count(unset) == len(reasons):
+                self.reason += [False] * len(reasons)
+            else:
+                self.reason += [x is not unset for x in reasons]
+            return True
+        rows = _mixed_columns(decoded, unset)
+        if rows is None:
+            return False
+        self.T += rows[0]
+        self.fed += rows[1]
+        self.label += rows[2]
+        self.reason += rows[3]
+        return True
+
+    def arrays(self) -> RolloutArrays | None:
+        """The columns, or ``None`` when FED is out of [1, T + 1] or a label or reason comes
+        with FED = T + 1 (REC-OUTCOME)."""
+        import numpy as np
+
+        from prefixexec.kernel.accumulator import RolloutArrays
+
+        unset = self.unset
+        t = np.array(self.T, dtype=np.int64)
+        f = np.array(self.fed, dtype=np.int64)
+        if (f > t).any():
+            given = (np.array(self.label) != NO_LABEL_CODE) | np.array(self.reason, dtype=np.bool_)
+            if (f > t + 1).any() or ((f == t + 1) & given).any():
+                return None
+        keys, condition = _coded(self.keys)
+        # An integer task id means its decimal string (an int and its string may both occur:
+        # repeated names mean the same task).
+        ids, task = _coded(self.ids)
+        tasks = [x if x.__class__ is str else str(x) for x in ids]
+        trial = self.trial
+        if unset in trial:
+            trial = [0 if x is unset else x for x in trial]
+        return RolloutArrays(
+            [ConditionKey(*k) for k in keys], condition, tasks, task, trial, t, f, self.Y, self.label
+        )
+
+
+def _chunk_columns(decoded: list[Any] | None) -> RolloutArrays | None:
+    """The kernel columns of one chunk's decoded records (``None``: the fast path declines)."""
+    if decoded is None:
+        return None
+    rows = _Rows()
+    return rows.arrays() if rows.add(decoded) else None
+
+
+def _mixed_columns(
+    decoded: Sequence[Any], unset: Any
+) -> tuple[list[int], list[int], list[int], list[bool]] | None:
+    """(T, FED, label code, reason given) of records with actions or an outcome (one each), by
+    replaying the recorded verdicts (EQ-1, CONV-NOTOOL, CONV-LABEL-ORDER)."""
     T: list[int] = []
     fed: list[int] = []
     label: list[int] = []
-    extra: list[bool] = []
+    reason: list[bool] = []
     for r in decoded:
-        key = (r.dataset, r.model, r.method)
-        c = conditions.get(key)
-        if c is None:
-            c = conditions[key] = len(conditions)
-        condition.append(c)
-        t = r.task_id
-        if t.__class__ is not str:
-            t = str(t)
-        j = tasks.get(t)
-        if j is None:
-            j = tasks[t] = len(tasks)
-        task.append(j)
-        n = r.trial
-        trial.append(0 if n is unset else n)
         o = r.outcome
+        actions = r.actions
         if o is not unset:
-            if r.actions is not unset:
+            if actions is not unset:
                 return None
             T.append(o.T)
             fed.append(o.fed)
-            lab = o.label
-            if lab is unset:
-                label.append(NO_LABEL_CODE)
-                extra.append(o.reason is not unset)
-            else:
-                label.append(_label_code(lab))
-                extra.append(True)
+            label.append(NO_LABEL_CODE if o.label is unset else _label_code(o.label))
+            reason.append(o.reason is not unset)
             continue
-        actions = r.actions
         if actions is unset:
             return None
-        extra.append(False)
+        reason.append(False)
         if not actions:
             T.append(1)
             fed.append(2 if r.no_tool_allowed is True else 1)
@@ -484,36 +606,24 @@ def _columns(decoded: Sequence[Any]) -> FastColumns | None:
         T.append(len(actions))
         fed.append(first or len(actions) + 1)
         label.append(code)
-    # FED in [1, T + 1] (the lower ends are struct constraints); nothing but FED at T + 1.
-    for t_, f_, x in zip(T, fed, extra, strict=True):
-        if f_ > t_ and (f_ > t_ + 1 or x):
-            return None
-    return FastColumns(
-        [ConditionKey(*k) for k in conditions],
-        condition,
-        list(tasks),
-        task,
-        trial,
-        T,
-        fed,
-        [r.success for r in decoded],
-        label,
-    )
+    return T, fed, label, reason
 
 
 NO_LABEL_CODE = -1
 
 
 def line_chunks(
-    path: str, size: int = CHUNK_LINES
+    path: str, size: int = CHUNK_LINES, start: int = 1
 ) -> Iterator[tuple[list[int], list[str], InputError | None]]:
-    """``(line numbers, lines, fault)`` of the non-blank lines of a JSONL file, ``size`` at a time;
-    a file fault (not UTF-8, ...) comes with the lines read before it and ends the chunks."""
+    """``(line numbers, lines, fault)`` of the non-blank lines of a JSONL file from line
+    ``start`` on, ``size`` at a time; a file fault (not UTF-8, ...) comes with the lines read
+    before it and ends the chunks. The file is read from its start in text mode (as
+    :func:`open_lines` reads it), so that a fault is named as it is without ``start``."""
     numbers: list[int] = []
     lines: list[str] = []
     try:
         for number, line in open_lines(path):
-            if not line.isspace():
+            if number >= start and not line.isspace():
                 numbers.append(number)
                 lines.append(line)
                 if len(lines) == size:
@@ -544,26 +654,121 @@ class Places(Sequence[str]):
         return f"{self._name}:{self._numbers[row]}"
 
 
-def record_chunks(
-    path: str, size: int = CHUNK_LINES
-) -> Iterator[tuple[RolloutArrays, Sequence[str], InputError | None]]:
-    """The records of one JSONL file as kernel columns, ``size`` lines at a time (STREAM-SCORE).
+#: Bytes decoded at a time by :func:`record_chunks` (whole lines; a longer line is read whole).
+BLOCK_BYTES = 1 << 17
 
-    Each item is ``(columns, FILE:LINE of each row, fault)``: the rows before the first fault
-    of the chunk, and that fault (then the last item). Exactly the rollouts and the first fault
-    of :func:`iter_file`.
+
+def _blocks(path: str, size: int) -> Iterator[tuple[int, bytes, int]]:
+    """``(number of the first line, bytes, line breaks)`` of whole lines of a file, about ``size``
+    bytes each."""
+    with Path(path).open("rb") as handle:
+        first = 1
+        rest = b""
+        while True:
+            data = handle.read(size)
+            if not data:
+                break
+            data = rest + data
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                rest = data
+                continue
+            block, rest = data[:cut], data[cut:]
+            breaks = _count(block, b"\n")
+            yield first, block, breaks
+            first += breaks
+        if rest:
+            yield first, rest, 0
+
+
+def _utf8(path: str) -> bool:
+    """Whether the file is UTF-8 text (read in pieces; memory stays flat)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    with Path(path).open("rb") as handle:
+        try:
+            while data := handle.read(1 << 20):
+                decoder.decode(data)
+            decoder.decode(b"", final=True)
+        except UnicodeDecodeError:
+            return False
+    return True
+
+
+def _block_numbers(first: int, block: bytes, breaks: int, rows: int) -> list[int] | range | None:
+    """The line numbers of the ``rows`` non-blank lines of ``block``; ``None`` when a line
+    break or blank would be read differently in text mode (``\\r``, other blank characters)."""
+    if b"\r" in block:
+        return None
+    if rows == breaks + (not block.endswith(b"\n")):
+        return range(first, first + rows)
+    text = block.decode("utf-8").split("\n")
+    numbers = [first + i for i, line in enumerate(text) if line and not line.isspace()]
+    # decode_lines skips lines of JSON whitespace only; text mode skips every str.isspace() line.
+    return numbers if len(numbers) == rows else None
+
+
+def record_chunks(
+    path: str, size: int = CHUNK_LINES, block_bytes: int = BLOCK_BYTES
+) -> Iterator[tuple[RolloutArrays, Sequence[str], InputError | None]]:
+    """The records of one JSONL file as kernel columns (STREAM-SCORE).
+
+    Each item is ``(columns, FILE:LINE of each row, fault)``: rows in order, and after the first
+    fault nothing more; exactly the rollouts, places and first fault of :func:`iter_file`.
+    A file is read in blocks of whole lines (``block_bytes``), each decoded in one call, and
+    batches of at least ``size`` rows are made of consecutive blocks; a batch or block
+    the fast path cannot vouch for (a fault, a line break other than ``\\n``, bytes that are
+    not UTF-8, ...) hands the rest of the file, from that batch's first line, to the line by
+    line reader (``size`` lines at a time), which reads it exactly as :func:`iter_file` does.
+    Standard input is read line by line.
     """
+    name = "<stdin>" if path == STDIN else path
+    start = 1
+    if path != STDIN:
+        try:
+            # Text mode stops at bytes that are not UTF-8 before it yields the lines it decoded
+            # with them; such a file is read by the line reader from its start.
+            if not _utf8(path):
+                raise UnicodeDecodeError("utf-8", b"", 0, 0, "not UTF-8")
+            rows, numbers = _Rows(), []
+            for first, block, breaks in _blocks(path, block_bytes):
+                if not numbers:
+                    start = first
+                decoded = _decode_block(block)
+                lines = None if decoded is None else _block_numbers(first, block, breaks, len(decoded))
+                if lines is None or not rows.add(decoded):  # type: ignore[arg-type]  # not None here
+                    break
+                numbers += lines
+                declined = False
+                while len(numbers) >= size:  # batches of exactly `size` rows, as the line reader
+                    arrays = rows.split(size).arrays()
+                    if arrays is None:
+                        declined = True
+                        break
+                    yield arrays, Places(name, numbers[:size]), None
+                    numbers = numbers[size:]
+                    if numbers:
+                        start = numbers[0]
+                if declined:
+                    break
+            else:
+                arrays = rows.arrays() if numbers else None
+                if arrays is not None:
+                    yield arrays, Places(name, numbers), None
+                if arrays is not None or not numbers:
+                    return
+        except (OSError, UnicodeDecodeError):
+            pass  # the line reader names the fault as the reference does
+    yield from _line_record_chunks(path, name, size, start)
+
+
+def _line_record_chunks(
+    path: str, name: str, size: int, start: int
+) -> Iterator[tuple[RolloutArrays, Sequence[str], InputError | None]]:
     from prefixexec.kernel.accumulator import RolloutArrays
 
-    name = "<stdin>" if path == STDIN else path
-    for numbers, lines, fault in line_chunks(path, size):
-        decoded = _decode_chunk(lines)
-        cols = None if decoded is None else _columns(decoded)
-        if cols is not None:
-            arrays = RolloutArrays(
-                cols.conditions, cols.condition, cols.tasks, cols.task, cols.trial, cols.T, cols.fed, cols.Y,
-                cols.label,
-            )
+    for numbers, lines, fault in line_chunks(path, size, start):
+        arrays = _chunk_columns(_decode_chunk(lines))
+        if arrays is not None:
             yield arrays, Places(name, numbers), fault
             if fault is not None:
                 return
@@ -618,7 +823,7 @@ def _struct_rollout(r: Any, unset: Any) -> Rollout:
 def fast_rollouts(lines: Sequence[str]) -> list[Rollout] | None:
     """The rollouts of non-blank record lines if the fast path accepts every one, else ``None``."""
     decoded = _decode_chunk(lines)
-    if decoded is None or _columns(decoded) is None:
+    if decoded is None or _chunk_columns(decoded) is None:
         return None
     unset = _fast()[2]
     return [_struct_rollout(r, unset) for r in decoded]

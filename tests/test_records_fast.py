@@ -19,6 +19,7 @@ escapes, whitespace, both or neither of actions/outcome, label rules).
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -234,9 +235,9 @@ def _reader_result(fn: Any) -> tuple[list[tuple[str, Rollout]], tuple[str, str] 
 
 
 @pytest.mark.spec("REC-FORMAT", "REC-ERRORS")
-@given(jsonl_files(), st.integers(1, 5))
+@given(jsonl_files(), st.integers(1, 5), st.sampled_from([1, 50, 200, 1 << 17]))
 def test_the_reader_gives_the_reference_rollouts_places_and_first_fault(
-    tmp_path_factory: pytest.TempPathFactory, lines: list[str], size: int
+    tmp_path_factory: pytest.TempPathFactory, lines: list[str], size: int, block: int
 ) -> None:
     path = tmp_path_factory.mktemp("fast") / "r.jsonl"
     path.write_text("".join(lines), encoding="utf-8")
@@ -247,11 +248,12 @@ def test_the_reader_gives_the_reference_rollouts_places_and_first_fault(
     assert got_fault == want_fault
     assert [w for w, _ in got] == [w for w, _ in want]
     assert all(same_rollout(a, b) for (_, a), (_, b) in zip(got, want, strict=True))
-    # The columns of record_chunks: the same rows, places and fault, in chunks of `size` lines.
+    # The columns of record_chunks: the same rows, places and fault, in batches of `size` rows
+    # made of blocks of `block` bytes.
     rows: list[RolloutArrays] = []
     places: list[str] = []
     fault = None
-    for arrays, wheres, error in record_chunks(name, size):
+    for arrays, wheres, error in record_chunks(name, size, block):
         rows.append(arrays)
         places.extend(wheres[i] for i in range(len(wheres)))
         if error is not None:
@@ -305,3 +307,42 @@ def test_a_repeated_key_is_left_to_the_reference_and_rejected() -> None:
     escaped = nested.replace('"q": 2', '"\\u0071": 2')  # the same key, escaped
     assert fast_rollouts([escaped]) is None
     assert isinstance(reference(escaped), InputError)
+
+
+GOOD = (
+    '{"dataset": "d", "task_id": "t%d", "model": "m", "method": "x", "success": true, '
+    '"outcome": {"T": 2, "fed": 3}}'
+)
+
+
+@pytest.mark.spec("REC-ERRORS")
+@pytest.mark.parametrize(
+    "content",
+    [
+        # bytes that are not UTF-8 after many good lines (the block reader hands over to text mode)
+        ("\n".join(GOOD % i for i in range(300)) + "\n").encode() + b'{"dataset": "\xff"}\n',
+        # \r and \r\n line breaks (text mode reads \r as a line break too)
+        ("\r\n".join(GOOD % i for i in range(50)) + "\r" + GOOD % 99).encode(),
+        # blank lines of every kind, and a non-breaking space line (blank to str.isspace)
+        ("\n \n\t\n".join(GOOD % i for i in range(40)) + "\n\u00a0\n" + GOOD % 77 + "\n").encode(),
+        # a bad line shortly before bytes that are not UTF-8 (text mode stops at the bytes first)
+        ("\n".join(GOOD % i for i in range(300)) + '\n{"dataset": 1}\n').encode() + b"\xff\n",
+        # a bad line in the middle, a repeated key after it
+        ("\n".join(GOOD % i for i in range(100)) + '\n{"dataset": 1}\n' + GOOD % 1).encode(),
+    ],
+)
+@pytest.mark.parametrize("block", [64, 1 << 17])
+def test_block_reader_hands_over_faults_and_odd_lines_as_the_reference_reads_them(
+    tmp_path: Path, content: bytes, block: int
+) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(content)
+    want, want_fault = _reader_result(lambda: legacy_iter_lines(str(path), open_lines(str(path))))
+    places: list[str] = []
+    fault = None
+    for _arrays, wheres, error in record_chunks(str(path), 7, block):
+        places.extend(wheres[i] for i in range(len(wheres)))
+        if error is not None:
+            fault = (error.where, error.what)
+    assert fault == want_fault
+    assert places == [w for w, _ in want]
