@@ -73,6 +73,7 @@ ADAPTERS: dict[str, AdapterInfo] = {
         "toolsandbox",
         "ToolSandbox run directories (result_summary.json + trajectories/*/execution_context.json)",
         lambda paths, options: toolsandbox.read(paths, options),
+        audit=lambda paths, options: toolsandbox.audit(paths, options),
     ),
     "inspect": AdapterInfo(
         "inspect",

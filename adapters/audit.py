@@ -30,11 +30,6 @@ UNAUDITED: Mapping[str, tuple[str, ...]] = {
         "everything: outcome tables carry outcomes already replayed elsewhere (T, fed, label) and no "
         "actions, so there is no trajectory to replay, no gold and no semantics to mutate",
     ),
-    "toolsandbox": (
-        "everything: no audit is declared for this adapter yet; run directories hold recorded "
-        "executions only, and the scenarios' gold milestones need ToolSandbox's own environment, "
-        "which prefixexec does not run",
-    ),
 }
 
 

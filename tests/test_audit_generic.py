@@ -259,7 +259,7 @@ def test_nothing_checked_report() -> None:
 def test_command_finds_each_adapters_audit(capsys: pytest.CaptureFixture[str]) -> None:
     from prefixexec.commands.audit import auditable, find_audit
 
-    assert auditable() == ["bfcl", "chat", "inspect", "records", "taubench"]
+    assert auditable() == ["bfcl", "chat", "inspect", "records", "taubench", "toolsandbox"]
     # inspect's module is inspect_logs: its audit is found through the registry's field.
     assert ADAPTERS["inspect"].audit is not None and find_audit("inspect") is ADAPTERS["inspect"].audit
     code, out, err = run(["audit", "--adapter", "chat", str(CHAT)], capsys)
@@ -276,10 +276,7 @@ def test_command_finds_each_adapters_audit(capsys: pytest.CaptureFixture[str]) -
         (["--adapter", "taubench"], "give FILE..."),
         (["--adapter", "records"], "give FILE..."),
         (["--adapter", "records", "-"], "the records audit reads files, not standard input"),
-        (
-            ["--adapter", "bfcl", "results.json"],
-            "results.json: the bfcl audit reads the benchmark's own data",
-        ),
+        (["--adapter", "bfcl", "results.json"], "results.json: no such file"),
         (["--adapter", "chat", "--cross-check", str(CHAT)], "--cross-check: only applies to --adapter bfcl"),
         (["--adapter", "records", "--category", "base", str(DEMO)], "--category: only applies"),
         (["--adapter", "chat", "nope.jsonl"], "nope.jsonl: no such file"),
@@ -300,13 +297,13 @@ def test_command_bad_input_prints_no_report(tmp_path: Path, capsys: pytest.Captu
 
 
 @pytest.mark.spec("AUDIT-NOTHING", "AUDIT-CLI")
-@pytest.mark.parametrize("adapter", ["toolsandbox", "parquet"])
+@pytest.mark.parametrize("adapter", ["parquet"])
 def test_adapters_without_an_audit(adapter: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(["audit", "--adapter", adapter], capsys)
     assert code == 2 and out.rstrip().endswith("Result: NOTHING CHECKED")
     assert "Checked:\n  - nothing" in out and "Not checked:\n  - everything: " in out
     assert "this adapter has no audit" in err
-    assert "adapters with an audit: bfcl, chat, inspect, records, taubench" in err
+    assert "adapters with an audit: bfcl, chat, inspect, records, taubench, toolsandbox" in err
     code, document = audit_json(["audit", "--adapter", adapter], capsys)
     assert code == 2 and document["status"] == "nothing-checked" and document["checked"] == []
 

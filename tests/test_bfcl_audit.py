@@ -169,7 +169,7 @@ def test_audit_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["audit", "--adapter", "bfcl", "--category", "base", "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
     assert document["passed"] is True and document["categories"][0]["TER"] == "199/200"
-    assert main(["audit", "--adapter", "toolsandbox"]) == 2
+    assert main(["audit", "--adapter", "parquet"]) == 2
     err = capsys.readouterr().err
     assert "this adapter has no audit" in err and "adapters with an audit: bfcl" in err
     assert main(["audit", "--adapter", "bfcl", "--category", "nope"]) == 2

@@ -39,10 +39,18 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
     binary = shutil.which("chromium")
     driver_path = shutil.which("chromedriver")
-    assert binary and driver_path, "Debian chromium and chromium-driver are needed (tests/run.sh installs them)"
+    assert binary and driver_path, (
+        "Debian chromium and chromium-driver are needed (tests/run.sh installs them)"
+    )
     options = webdriver.ChromeOptions()
     options.binary_location = binary
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--window-size=1400,1000"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--window-size=1400,1000",
+    ):
         options.add_argument(flag)
     options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
     driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)

@@ -15,6 +15,7 @@ ToolSandbox has no gold trajectories prefixexec could replay, so there is no aud
 
 from __future__ import annotations
 
+from .operators import audit
 from .reader import (
     DATASET,
     DEFAULT_THRESHOLD,
@@ -59,6 +60,7 @@ __all__ = [
     "ScenarioRun",
     "SummaryEntry",
     "ToolSandboxSemantics",
+    "audit",
     "calls_from_context",
     "calls_from_conversation",
     "conversation_exception",

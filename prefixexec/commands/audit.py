@@ -3,10 +3,11 @@
 An adapter offers an audit in one of two ways: an ``audit(paths, options)`` function in the
 ``audit`` field of its :data:`ADAPTERS` entry (the generic audits of spec/audit.md, which read
 input files), or a function ``audit`` in its module ``prefixexec.adapters.<name>`` taking
-``(options)`` (an audit of the benchmark's own data, no input files: BFCL) or
-``(paths, options)``. The report has ``passed``, ``render()`` (what was checked, what was found,
-what was not checked) and ``to_json()``, and may give its own ``exit_status``. An adapter with no
-audit gets a report saying that nothing was checked and why (AUDIT-NOTHING).
+``(options)`` or ``(paths, options)`` (BFCL: the benchmark's own data, and result files when
+given; ToolSandbox: run directories). The report has ``passed``, ``render()`` (what was checked,
+what was found, what was not checked) and ``to_json()``, and may give its own
+``exit_status``. An adapter with no audit gets a report saying that nothing was checked and why
+(AUDIT-NOTHING).
 Exit status: 0 the audit passes, 1 it finds a failure, 2 nothing was checked or bad input.
 """
 
@@ -46,7 +47,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "files",
         nargs="*",
         metavar="FILE",
-        help="input files, for audits that read them (chat, inspect, records, taubench)",
+        help="input files, for audits that read them (bfcl result files, chat, inspect, records, taubench, "
+        "toolsandbox run directories)",
     )
     parser.add_argument("--adapter", required=True, choices=sorted(ADAPTERS), help="the adapter to audit")
     parser.add_argument("--category", help="bfcl: only this category (e.g. multi_turn_base)")

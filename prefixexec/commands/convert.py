@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterable
 
 from prefixexec.adapters import parquet
-from prefixexec.cli import adapter_options, add_adapter_options
+from prefixexec.cli import (
+    adapter_options,
+    add_adapter_options,
+    add_rollouts_option,
+    read_input,
+    write_rollout_rows,
+)
 from prefixexec.engine import checked_batches
+from prefixexec.kernel.accumulator import RolloutArrays
+from prefixexec.rollouts import check_path
 
 NAME = "convert"
 
@@ -29,6 +38,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     parser.add_argument("files", nargs="+", metavar="FILE", help="input files ('-' for stdin)")
     add_adapter_options(parser)
+    add_rollouts_option(parser)
     parser.add_argument("--output", required=True, metavar="PATH", help="the Parquet file to write")
     parser.add_argument(
         "--row-group-rows",
@@ -41,7 +51,16 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def run(args: argparse.Namespace) -> int:
-    batches = checked_batches(args.adapter, args.files, adapter_options(args))
-    rows = parquet.write(batches, args.output, args.row_group_rows)
-    sys.stderr.write(f"prefixexec: wrote {rows} rollouts to {args.output}\n")
+    if args.select or args.rollouts is not None:
+        # Every rollout is read and kept (OUT-SELECT, OUT-ROLLOUTS-FILE): no streaming.
+        if args.rollouts is not None:
+            check_path(args.rollouts)
+        rollouts = read_input(args)
+        batches: Iterable[RolloutArrays] = [RolloutArrays.from_rollouts(rollouts)]
+    else:
+        rollouts = None
+        batches = checked_batches(args.adapter, args.files, adapter_options(args))
+    count = parquet.write(batches, args.output, args.row_group_rows)
+    write_rollout_rows(args, rollouts)
+    sys.stderr.write(f"prefixexec: wrote {count} rollouts to {args.output}\n")
     return 0

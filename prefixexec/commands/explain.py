@@ -6,8 +6,6 @@ import argparse
 import sys
 
 from prefixexec.cli import add_adapter_options, read_input
-from prefixexec.selection import parse as parse_select
-from prefixexec.selection import select
 
 NAME = "explain"
 
@@ -34,13 +32,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_adapter_options(parser)
     parser.add_argument("--task", metavar="ID", help="only this task id")
     parser.add_argument("--trial", type=_trial, metavar="N", help="only this trial")
-    parser.add_argument(
-        "--select",
-        action="append",
-        metavar="KEY=GLOB",
-        help="keep rollouts whose KEY (dataset, model, method, task_id) matches GLOB, or is listed "
-        "in @FILE; repeatable",
-    )
     parser.add_argument("--failing", action="store_true", help="only rollouts that are not fully executable")
     parser.add_argument("--json", action="store_true", help="one JSON object per rollout (rows and actions)")
 
@@ -48,8 +39,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def run(args: argparse.Namespace) -> int:
     from prefixexec.adapters.errors import InputError
 
-    patterns = parse_select(args.select)
-    rollouts = select(read_input(args), patterns)
+    rollouts = read_input(args)
     if args.task is not None:
         rollouts = [r for r in rollouts if r.task_id == args.task]
     if args.trial is not None:

@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from prefixexec.cli import add_adapter_options, add_bootstrap_options, read_input, settings_of, signature_of
+from prefixexec.cli import (
+    add_adapter_options,
+    add_bootstrap_options,
+    add_rollouts_option,
+    read_input,
+    settings_of,
+    signature_of,
+)
 from prefixexec.report.model import DEFAULT_CHECKPOINTS
 
 NAME = "report"
@@ -75,23 +82,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_adapter_options(parser)
     add_bootstrap_options(parser)
     add_report_options(parser)
-    add_rollout_options(parser)
-
-
-def add_rollout_options(parser: argparse.ArgumentParser) -> None:
-    """``--select KEY=GLOB`` (OUT-SELECT) and ``--rollouts PATH`` (OUT-ROLLOUTS-FILE)."""
-    parser.add_argument(
-        "--select",
-        action="append",
-        metavar="KEY=GLOB",
-        help="keep rollouts whose KEY (dataset, model, method, task_id) matches GLOB, or is listed in "
-        "@FILE; repeatable",
-    )
-    parser.add_argument(
-        "--rollouts",
-        metavar="PATH",
-        help="also write one row per rollout (where and why it failed) to PATH: .jsonl, .csv or .parquet",
-    )
+    add_rollouts_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -104,15 +95,15 @@ def run(args: argparse.Namespace) -> int:
         prepare_folder,
         publish,
     )
-    from prefixexec.selection import parse, select
+    from prefixexec.selection import parse
 
     prepare_folder(args.out)
-    patterns = parse(args.select)
+    parse(args.select)  # a bad --select stops here, before anything is read
     if args.rollouts is not None:
         rollout_rows.check_path(args.rollouts)
     progress = Progress(2 + RENDER_STEPS + 1, enabled=not args.quiet, label="prefixexec report")
     progress.step("reading input")
-    rollouts = select(read_input(args), patterns)
+    rollouts = read_input(args)
     datasets = len({r.condition.dataset for r in rollouts})
     progress.total += datasets - 1
     settings = settings_of(args)
