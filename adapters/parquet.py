@@ -28,7 +28,6 @@ from prefixexec.kernel.accumulator import NO_LABEL, RolloutArrays
 from prefixexec.kernel.actions import LABEL_ORDER, parse_label
 
 from .errors import InputError
-from .files import atomic_path, output_directory
 from .records import repeated_key_message
 
 if TYPE_CHECKING:
@@ -526,6 +525,8 @@ def write_tables(tables: Iterable[pa.Table], path: str, row_group_rows: int = RO
     hold fewer); each row group's string columns get one dictionary (``unify_dictionaries``), so
     that readers decode them as dictionary pages, about twice as fast.
     """
+    from .files import atomic_path, output_directory
+
     pa, _, pq = _pyarrow()
     output_directory(path)
     rows = 0

@@ -15,7 +15,6 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -35,18 +34,6 @@ from prefixexec.kernel import (
 )
 from prefixexec.kernel.actions import Action, NoToolAction
 
-from .audit import (
-    AuditPlan,
-    Check,
-    Expect,
-    GenericAuditReport,
-    Mutant,
-    Operator,
-    Trajectory,
-    replace_at,
-    run_audit,
-    seed_of,
-)
 from .errors import InputError
 
 if TYPE_CHECKING:
@@ -55,6 +42,7 @@ if TYPE_CHECKING:
     from prefixexec.kernel.accumulator import RolloutArrays
 
     from . import AdapterOptions
+    from .audit import GenericAuditReport, Mutant, Operator
 
 STDIN = "-"
 
@@ -62,6 +50,8 @@ STDIN = "-"
 @cache
 def record_schema() -> dict[str, Any]:
     """The record JSON Schema shipped with the package (identical to spec/record.schema.json)."""
+    from importlib import resources
+
     text = (
         resources.files("prefixexec.adapters")
         .joinpath("schemas/record.schema.json")
@@ -729,13 +719,14 @@ def record_chunks(
             # with them; such a file is read by the line reader from its start.
             if not _utf8(path):
                 raise UnicodeDecodeError("utf-8", b"", 0, 0, "not UTF-8")
-            rows, numbers = _Rows(), []
+            rows = _Rows()
+            numbers: list[int] = []
             for first, block, breaks in _blocks(path, block_bytes):
                 if not numbers:
                     start = first
                 decoded = _decode_block(block)
                 lines = None if decoded is None else _block_numbers(first, block, breaks, len(decoded))
-                if lines is None or not rows.add(decoded):  # type: ignore[arg-type]  # not None here
+                if decoded is None or lines is None or not rows.add(decoded):
                     break
                 numbers += lines
                 declined = False
@@ -923,6 +914,8 @@ def _expected_outcome(record: Mapping[str, Any]) -> tuple[int, int, str | None]:
 def _flip_to_rejected(
     task: RecordedTask, actions: tuple[Action, ...], outcome: Outcome
 ) -> list[Mutant[RecordedTask]]:
+    from .audit import Mutant, replace_at
+
     flipped = RecordedVerdict(False, (Label.INFORMATION, Label.DEPENDENCY), "audit: verdict flipped")
     return [
         Mutant(attrs.evolve(task, verdicts=replace_at(task.verdicts, i, flipped)), actions, i + 1, "rejected")
@@ -933,6 +926,8 @@ def _flip_to_rejected(
 def _flip_to_accepted(
     task: RecordedTask, actions: tuple[Action, ...], outcome: Outcome
 ) -> list[Mutant[RecordedTask]]:
+    from .audit import Mutant, replace_at
+
     if not actions or outcome.fully_executable:
         return []
     i = outcome.fed - 1
@@ -942,26 +937,43 @@ def _flip_to_accepted(
     return [Mutant(attrs.evolve(task, verdicts=verdicts), actions, i + 1, "accepted", expected)]
 
 
-#: The records audit's operators (EQ-1, CONV-LABEL-ORDER).
-AUDIT_OPERATORS: tuple[Operator[RecordedTask], ...] = (
-    Operator(
-        "flip-to-rejected",
-        "an accepted verdict recorded as rejected with labels [information, dependency]",
-        Expect.LABEL,
-        _flip_to_rejected,
-        Label.DEPENDENCY,
-    ),
-    Operator(
-        "flip-to-accepted",
-        "the first rejected verdict recorded as accepted",
-        Expect.FED,
-        _flip_to_accepted,
-    ),
-)
+@cache
+def _audit_operators() -> tuple[Operator[RecordedTask], ...]:
+    """The records audit's operators (EQ-1, CONV-LABEL-ORDER): ``AUDIT_OPERATORS``."""
+    from .audit import Expect, Operator
+
+    return (
+        Operator(
+            "flip-to-rejected",
+            "an accepted verdict recorded as rejected with labels [information, dependency]",
+            Expect.LABEL,
+            _flip_to_rejected,
+            Label.DEPENDENCY,
+        ),
+        Operator(
+            "flip-to-accepted",
+            "the first rejected verdict recorded as accepted",
+            Expect.FED,
+            _flip_to_accepted,
+        ),
+    )
+
+
+if TYPE_CHECKING:
+    AUDIT_OPERATORS: tuple[Operator[RecordedTask], ...]
+
+
+def __getattr__(name: str) -> Any:
+    """``AUDIT_OPERATORS``, made on first use: reading records does not load the audit module."""
+    if name == "AUDIT_OPERATORS":
+        return _audit_operators()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def audit(paths: Sequence[str], options: AdapterOptions) -> GenericAuditReport:
     """``prefixexec audit --adapter records FILE...`` (AUDIT-RECORDS)."""
+    from .audit import AuditPlan, Check, Trajectory, run_audit, seed_of
+
     if not paths:
         raise InputError("--adapter records", "the records audit reads JSONL records: give FILE...")
     if STDIN in paths:
@@ -998,7 +1010,7 @@ def audit(paths: Sequence[str], options: AdapterOptions) -> GenericAuditReport:
         no_gold="records carry the verdicts a benchmark recorded, not a reference trajectory",
         bases=tuple(bases),
         bases_kind="records with recorded actions",
-        operators=AUDIT_OPERATORS,
+        operators=_audit_operators(),
         checks=(
             Check(
                 "eq1-recorded",

@@ -1,9 +1,9 @@
 """prefixexec: the reference scorer for prefix executability of tool-using agents.
 
 The public API re-exports the kernel (equations and replay), the adapters registry and the
-record reader; see README.md and spec/SPEC.md. The adapters are loaded on first use of
-``ADAPTERS``, ``InputError`` or ``read_records``, so that ``import prefixexec.kernel`` (the
-minimal kernel: numpy and attrs) does not load them.
+record reader; see README.md and spec/SPEC.md. Every name but ``__version__`` is imported on
+first use (PEP 562): ``import prefixexec`` loads nothing else, ``import prefixexec.kernel`` (the
+minimal kernel: numpy and attrs) loads no adapter.
 """
 
 from __future__ import annotations
@@ -11,54 +11,103 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from prefixexec._version import __version__
-from prefixexec.kernel import (
-    LABEL_KEYS,
-    LABEL_ORDER,
-    NO_TOOL,
-    UNLABELLED,
-    Accepted,
-    Action,
-    Cohort,
-    ConditionKey,
-    ConditionMetrics,
-    Decomposition,
-    Label,
-    NoToolAction,
-    Outcome,
-    Rejected,
-    Rollout,
-    Semantics,
-    ToolCall,
-    auc_pec,
-    auc_pec_area,
-    compute_metrics,
-    decomposition,
-    first_error_depth,
-    group_by_condition,
-    label_counts,
-    mean_fed,
-    n_k,
-    parse_label,
-    pec,
-    pec_curve,
-    pec_elig,
-    pec_elig_curve,
-    primary_label,
-    recovered,
-    replay,
-    rr,
-    rr_eligible,
-    success,
-    ter,
-)
 
 if TYPE_CHECKING:
     from prefixexec.adapters import ADAPTERS, InputError
     from prefixexec.adapters.records import read_records
+    from prefixexec.kernel import (
+        LABEL_KEYS,
+        LABEL_ORDER,
+        NO_TOOL,
+        UNLABELLED,
+        Accepted,
+        Action,
+        Cohort,
+        ConditionKey,
+        ConditionMetrics,
+        Decomposition,
+        Label,
+        NoToolAction,
+        Outcome,
+        Rejected,
+        Rollout,
+        Semantics,
+        ToolCall,
+        auc_pec,
+        auc_pec_area,
+        compute_metrics,
+        decomposition,
+        first_error_depth,
+        group_by_condition,
+        label_counts,
+        mean_fed,
+        n_k,
+        parse_label,
+        pec,
+        pec_curve,
+        pec_elig,
+        pec_elig_curve,
+        primary_label,
+        recovered,
+        replay,
+        rr,
+        rr_eligible,
+        success,
+        ter,
+    )
+
+#: The kernel's names re-exported here, imported on first use: ``import prefixexec`` (as for
+#: ``prefixexec --version``) loads neither numpy nor the kernel.
+_KERNEL_NAMES = frozenset(
+    (
+        "LABEL_KEYS",
+        "LABEL_ORDER",
+        "NO_TOOL",
+        "UNLABELLED",
+        "Accepted",
+        "Action",
+        "Cohort",
+        "ConditionKey",
+        "ConditionMetrics",
+        "Decomposition",
+        "Label",
+        "NoToolAction",
+        "Outcome",
+        "Rejected",
+        "Rollout",
+        "Semantics",
+        "ToolCall",
+        "auc_pec",
+        "auc_pec_area",
+        "compute_metrics",
+        "decomposition",
+        "first_error_depth",
+        "group_by_condition",
+        "label_counts",
+        "mean_fed",
+        "n_k",
+        "parse_label",
+        "pec",
+        "pec_curve",
+        "pec_elig",
+        "pec_elig_curve",
+        "primary_label",
+        "recovered",
+        "replay",
+        "rr",
+        "rr_eligible",
+        "success",
+        "ter",
+    )
+)
 
 
 def __getattr__(name: str) -> Any:
-    """The adapter-side names, imported when first asked for (PEP 562)."""
+    """The kernel and adapter-side names, imported when first asked for (PEP 562)."""
+    if name in _KERNEL_NAMES:
+        import prefixexec.kernel as kernel
+
+        return getattr(kernel, name)
     if name in ("ADAPTERS", "InputError"):
         import prefixexec.adapters as adapters
 

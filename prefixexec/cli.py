@@ -1,29 +1,59 @@
-"""The command line: ``prefixexec score``, ``prefixexec adapters`` (spec: CLI-*)."""
+"""The command line: ``prefixexec score``, ``prefixexec adapters`` (spec: CLI-*).
+
+Start-up is kept short: this module imports only ``argparse``; ``--version`` answers before
+anything else is imported, and a command imports what it needs when it runs (the adapters,
+the engine, plugin commands other than the one asked for, ``importlib.metadata``).
+"""
 
 from __future__ import annotations
 
 import argparse
-import hashlib
-import importlib
-import importlib.metadata
-import pkgutil
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import Protocol, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 from prefixexec._version import __version__
-from prefixexec.adapters import ADAPTERS, AdapterOptions, InputError
-from prefixexec.adapters.files import atomic_path, output_directory
-from prefixexec.adapters.labels import file_digest, load_label_rules
-from prefixexec.kernel import Rollout
-from prefixexec.kernel.accumulator import AccumulatorSet
-from prefixexec.kernel.bootstrap import BootstrapSettings
 
-from .engine import accumulate_dask, accumulate_input
-from .inference import compare, evaluate_accumulators, score_document, table_intervals
-from .scoring import dumps, format_comparisons, format_table
-from .signature import Signature
+if TYPE_CHECKING:
+    from prefixexec.adapters import AdapterOptions
+    from prefixexec.kernel import Rollout
+    from prefixexec.kernel.accumulator import AccumulatorSet
+    from prefixexec.kernel.bootstrap import BootstrapSettings
+
+    from .signature import Signature
+
+#: Names this module used to import at the top, still importable from it (PEP 562, on first use).
+_LAZY_NAMES = {
+    "ADAPTERS": "prefixexec.adapters",
+    "AdapterOptions": "prefixexec.adapters",
+    "InputError": "prefixexec.adapters",
+    "atomic_path": "prefixexec.adapters.files",
+    "output_directory": "prefixexec.adapters.files",
+    "file_digest": "prefixexec.adapters.labels",
+    "load_label_rules": "prefixexec.adapters.labels",
+    "Rollout": "prefixexec.kernel",
+    "AccumulatorSet": "prefixexec.kernel.accumulator",
+    "BootstrapSettings": "prefixexec.kernel.bootstrap",
+    "accumulate_dask": "prefixexec.engine",
+    "accumulate_input": "prefixexec.engine",
+    "compare": "prefixexec.inference",
+    "evaluate_accumulators": "prefixexec.inference",
+    "score_document": "prefixexec.inference",
+    "table_intervals": "prefixexec.inference",
+    "dumps": "prefixexec.scoring",
+    "format_comparisons": "prefixexec.scoring",
+    "format_table": "prefixexec.scoring",
+    "Signature": "prefixexec.signature",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY_NAMES:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY_NAMES[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 EXIT_OK = 0
 EXIT_DIFFERENCE = 1
@@ -40,18 +70,40 @@ class Command(Protocol):
     def run(self, args: argparse.Namespace) -> int: ...
 
 
-def _plugin_commands() -> list[Command]:
-    """The subcommand modules of ``prefixexec.commands``, in name order."""
+#: The commands defined in this module (the others are plugin modules in prefixexec/commands/).
+BUILTIN = ("score", "compare", "adapters")
+
+
+def _plugin_commands(only: str | None = None) -> list[Command]:
+    """The subcommand modules of ``prefixexec.commands``, in name order.
+
+    ``only``: just the module of that command (``audit-table`` is ``audit_table.py``) when there
+    is one whose ``NAME`` it is; a built-in command needs none.
+    """
+    if only in BUILTIN:
+        return []
+    import importlib
+    import pkgutil
+
     import prefixexec.commands as package
 
-    found: list[Command] = []
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
-        if not info.name.startswith("_"):
-            found.append(cast(Command, importlib.import_module(f"{package.__name__}.{info.name}")))
-    return found
+    names = sorted(i.name for i in pkgutil.iter_modules(package.__path__) if not i.name.startswith("_"))
+    if only is not None and only.replace("-", "_") in names:
+        module = cast(Command, importlib.import_module(f"{package.__name__}.{only.replace('-', '_')}"))
+        if module.NAME == only:
+            return [module]
+    return [cast(Command, importlib.import_module(f"{package.__name__}.{name}")) for name in names]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The command word of an argument list (its first word), or ``None`` when it starts with
+    an option (``--help``, ...): then every command is loaded."""
+    return argv[0] if argv and not argv[0].startswith("-") else None
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command; with ``command``, of that command only (faster start-up:
+    the other commands' modules are not imported; ``main`` passes the command it was given)."""
     parser = argparse.ArgumentParser(
         prog="prefixexec",
         description="Reference scorer for prefix executability of tool-using agents "
@@ -67,26 +119,37 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--json", action="store_true", help="print the JSON document instead of the table")
     score.add_argument("--output", metavar="PATH", help="write the output to PATH instead of stdout")
     add_engine_options(score)
+    add_rollouts_option(score)
 
     compare = sub.add_parser(
-        "compare", help="paired differences of every method against a baseline method (same tasks)"
+        "compare", help="paired differences of conditions against a baseline condition, on shared tasks"
     )
     compare.add_argument("files", nargs="+", metavar="FILE", help="input files ('-' for stdin)")
-    compare.add_argument("--baseline", required=True, metavar="METHOD", help="the method to compare against")
+    compare.add_argument(
+        "--baseline",
+        required=True,
+        metavar="KEY=VALUE",
+        help="the baseline: KEY=VALUE with KEY dataset, model or method (e.g. model=gpt-4o), or a method "
+        "name; each other condition is paired with the baseline condition that shares its other keys, "
+        "on the tasks both have",
+    )
     add_adapter_options(compare)
     add_bootstrap_options(compare, allow_unpaired=False)
     compare.add_argument("--json", action="store_true", help="print JSON instead of the table")
     compare.add_argument("--output", metavar="PATH", help="write the output to PATH instead of stdout")
     add_engine_options(compare)
+    add_rollouts_option(compare)
 
     sub.add_parser("adapters", help="list the adapters and what each reads")
-    for command in _plugin_commands():
-        command.add_parser(sub)
+    for plugin in _plugin_commands(command):
+        plugin.add_parser(sub)
     return parser
 
 
 def add_adapter_options(parser: argparse.ArgumentParser) -> None:
     """The input options shared by every command that reads rollouts."""
+    from prefixexec.adapters import ADAPTERS
+
     parser.add_argument(
         "--adapter", default="records", choices=sorted(ADAPTERS), help="input format (default: records)"
     )
@@ -113,6 +176,22 @@ def add_adapter_options(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="BFCL: an entry whose result is an inference error is a failed rollout (failure, the "
         "leaderboard's convention; default) or is left out (exclude)",
+    )
+    parser.add_argument(
+        "--select",
+        action="append",
+        metavar="KEY=GLOB",
+        help="keep rollouts whose KEY (dataset, model, method, task_id) matches GLOB, or is listed in "
+        "@FILE (one per line); repeatable (spec OUT-SELECT)",
+    )
+
+
+def add_rollouts_option(parser: argparse.ArgumentParser) -> None:
+    """``--rollouts PATH``: one row per rollout, where and why it failed (OUT-ROLLOUTS-FILE)."""
+    parser.add_argument(
+        "--rollouts",
+        metavar="PATH",
+        help="also write one row per rollout (where and why it failed) to PATH: .jsonl, .csv or .parquet",
     )
 
 
@@ -169,8 +248,45 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def read_scored_input(args: argparse.Namespace) -> tuple[AccumulatorSet, list[Rollout] | None]:
+    """The accumulators of the input, and its rollouts when ``--select`` or ``--rollouts`` needs them.
+
+    Without either, the input is streamed (:func:`read_accumulators`); with one, every rollout is
+    read and kept (OUT-SELECT, OUT-ROLLOUTS-FILE), so the engine is this process.
+    """
+    patterns = getattr(args, "select", None)
+    path = getattr(args, "rollouts", None)
+    if not patterns and path is None:
+        return read_accumulators(args), None
+    from prefixexec.adapters import InputError
+    from prefixexec.kernel.accumulator import AccumulatorSet
+    from prefixexec.rollouts import check_path
+
+    if getattr(args, "engine", "local") == "dask":
+        raise InputError(
+            "--engine dask", "cannot be combined with --select or --rollouts (they read every rollout here)"
+        )
+    if path is not None:
+        check_path(path)
+    rollouts = read_input(args)
+    return AccumulatorSet.from_rollouts(rollouts), rollouts
+
+
+def write_rollout_rows(args: argparse.Namespace, rollouts: Sequence[Rollout] | None) -> None:
+    """Write ``--rollouts PATH`` when it was given (after the main output)."""
+    path = getattr(args, "rollouts", None)
+    if path is not None and rollouts is not None:
+        from prefixexec.rollouts import rows, write
+
+        write(path, rows(rollouts))
+
+
 def read_accumulators(args: argparse.Namespace) -> AccumulatorSet:
     """Accumulate the input with the chosen engine (STREAM-SCORE, DASK-ENGINE)."""
+    from prefixexec.adapters import InputError
+
+    from .engine import accumulate_dask, accumulate_input
+
     options = adapter_options(args)
     if args.engine == "dask":
         return accumulate_dask(args.adapter, args.files, options, args.scheduler, args.workers or None)
@@ -182,6 +298,8 @@ def read_accumulators(args: argparse.Namespace) -> AccumulatorSet:
 
 def signature_of(args: argparse.Namespace) -> Signature:
     """The signature of the settings on the command line."""
+    from .signature import Signature
+
     return Signature(
         adapter=args.adapter,
         adapter_options=signature_options(args),
@@ -194,6 +312,8 @@ def signature_of(args: argparse.Namespace) -> Signature:
 
 def signature_options(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
     """The adapter settings that can change the numbers, for the signature (OUT-SIGNATURE)."""
+    from prefixexec.adapters import ADAPTERS
+
     found: list[tuple[str, str]] = []
     backend = ADAPTERS[args.adapter].backend
     if backend is not None:
@@ -204,10 +324,14 @@ def signature_options(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
             found.append((name, f"{value:g}" if isinstance(value, float) else str(value)))
     pattern = getattr(args, "error_pattern", None)
     if pattern is not None:
+        import hashlib
+
         digest = hashlib.sha256(pattern.encode("utf-8")).hexdigest()[:12]
         found.append(("error-pattern", f"sha256:{digest}"))
     rules = getattr(args, "label_rules", None)
     if rules is not None:
+        from prefixexec.adapters.labels import file_digest
+
         found.append(("label-rules", file_digest(rules)))
     if args.adapter == "bfcl":
         found.append(("inference-errors", getattr(args, "inference_errors", None) or "failure"))
@@ -216,6 +340,8 @@ def signature_options(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
 
 def installed_version(distribution: str) -> str:
     """The installed version of a distribution, or ``missing``."""
+    import importlib.metadata
+
     try:
         return importlib.metadata.version(distribution)
     except importlib.metadata.PackageNotFoundError:
@@ -226,11 +352,16 @@ def settings_of(args: argparse.Namespace) -> BootstrapSettings | None:
     """Bootstrap settings, or None when intervals are off (--bootstrap 0)."""
     if args.bootstrap == 0:
         return None
+    from prefixexec.kernel.bootstrap import BootstrapSettings
+
     return BootstrapSettings(B=args.bootstrap, seed=args.seed, level=args.level)
 
 
 def adapter_options(args: argparse.Namespace) -> AdapterOptions:
     """The adapter options given on the command line."""
+    from prefixexec.adapters import AdapterOptions, InputError
+
+    check_option_effect(args)
     if args.by is not None and args.adapter != "toolsandbox":
         raise InputError("--by", f"only the toolsandbox adapter splits by {args.by}, not {args.adapter!r}")
     inference_errors = getattr(args, "inference_errors", None)
@@ -238,6 +369,8 @@ def adapter_options(args: argparse.Namespace) -> AdapterOptions:
         raise InputError("--inference-errors", f"only applies with --adapter bfcl, not {args.adapter!r}")
     label_rules = getattr(args, "label_rules", None)
     if label_rules is not None:
+        from prefixexec.adapters.labels import load_label_rules
+
         load_label_rules(label_rules, args.adapter)  # checks the file before any input is read
     return AdapterOptions(
         model=args.model,
@@ -253,21 +386,65 @@ def adapter_options(args: argparse.Namespace) -> AdapterOptions:
 
 
 def read_input(args: argparse.Namespace) -> list[Rollout]:
-    """Read every input file with the chosen adapter (all validated before scoring)."""
-    return ADAPTERS[args.adapter].read(args.files, adapter_options(args))
+    """Read every input file with the chosen adapter (all validated before scoring), keeping the
+    rollouts that ``--select`` selects (OUT-SELECT)."""
+    from prefixexec.adapters import ADAPTERS
+
+    patterns = getattr(args, "select", None)
+    options = adapter_options(args)
+    if not patterns:
+        return ADAPTERS[args.adapter].read(args.files, options)
+    from prefixexec.selection import parse, select
+
+    selection = parse(patterns)
+    return select(ADAPTERS[args.adapter].read(args.files, options), selection)
+
+
+#: Which adapters each adapter option affects; given with any other adapter it is an error
+#: (CLI-NO-EFFECT): an option that cannot change the numbers must not be silently ignored.
+OPTION_ADAPTERS: dict[str, tuple[str, ...]] = {
+    "model": ("bfcl", "chat", "inspect", "taubench", "toolsandbox"),
+    "method": ("bfcl", "chat", "inspect", "taubench", "toolsandbox"),
+    "category": ("bfcl",),
+    "threshold": ("inspect", "toolsandbox"),
+    "scorer": ("inspect",),
+    "error_pattern": ("chat",),
+}
+
+
+def check_option_effect(args: argparse.Namespace) -> None:
+    """Refuse an adapter option that has no effect with the chosen adapter (CLI-NO-EFFECT)."""
+    from prefixexec.adapters import InputError
+
+    for name, adapters in OPTION_ADAPTERS.items():
+        if getattr(args, name, None) is not None and args.adapter not in adapters:
+            flag = "--" + name.replace("_", "-")
+            why = (
+                f"{args.adapter} input carries its own {name} on every row"
+                if name in ("model", "method")
+                else f"it only applies with --adapter {' or '.join(adapters)}"
+            )
+            raise InputError(flag, f"has no effect with --adapter {args.adapter}: {why}")
 
 
 def _write(text: str, output: str | None) -> None:
     if output is None:
         sys.stdout.write(text)
         return
+    from pathlib import Path
+
+    from prefixexec.adapters.files import atomic_path, output_directory
+
     output_directory(output)
     with atomic_path(Path(output)) as tmp:
         Path(tmp).write_text(text, encoding="utf-8")
 
 
 def _score(args: argparse.Namespace) -> int:
-    accumulators = read_accumulators(args)
+    from .inference import evaluate_accumulators, score_document, table_intervals
+    from .scoring import dumps, format_table
+
+    accumulators, rollouts = read_scored_input(args)
     signature = signature_of(args)
     results = evaluate_accumulators(accumulators, settings_of(args), paired=not args.unpaired)
     if args.json:
@@ -276,23 +453,29 @@ def _score(args: argparse.Namespace) -> int:
         rows = [(r.key, r.metrics, table_intervals(r.intervals)) for r in results]
         text = format_table(rows, str(signature))
     _write(text, args.output)
+    write_rollout_rows(args, rollouts)
     return EXIT_OK
 
 
 def _compare(args: argparse.Namespace) -> int:
-    accumulators = read_accumulators(args)
+    from .inference import compare_conditions
+    from .scoring import dumps, format_comparisons
+
+    accumulators, rollouts = read_scored_input(args)
     signature = signature_of(args)
-    results = evaluate_accumulators(accumulators, settings_of(args), paired=True)
-    comparisons, skipped = compare(results, args.baseline, args.level)
+    comparisons, skipped = compare_conditions(accumulators, settings_of(args), args.baseline, args.level)
     if args.json:
         text = dumps({"signature": str(signature), "comparisons": comparisons, "skipped": skipped})
     else:
         text = format_comparisons(comparisons, skipped, str(signature))
     _write(text, args.output)
+    write_rollout_rows(args, rollouts)
     return EXIT_OK
 
 
 def _adapters(args: argparse.Namespace) -> int:
+    from prefixexec.adapters import ADAPTERS
+
     width = max(len(name) for name in ADAPTERS)
     for name, info in sorted(ADAPTERS.items()):
         sys.stdout.write(f"{name.ljust(width)}  {info.description}\n")
@@ -301,14 +484,21 @@ def _adapters(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 differences found, 2 bad input)."""
-    args = build_parser().parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    if words[:1] == ["--version"]:  # what argparse's version action prints, without the imports
+        sys.stdout.write(f"prefixexec {__version__}\n")
+        raise SystemExit(0)
+    command = _command_of(words)
+    args = build_parser(command).parse_args(words)
     handlers: dict[str, Callable[[argparse.Namespace], int]] = {
         "score": _score,
         "compare": _compare,
         "adapters": _adapters,
     }
-    for command in _plugin_commands():
-        handlers[command.NAME] = command.run
+    for plugin in _plugin_commands(args.command):
+        handlers[plugin.NAME] = plugin.run
+    from prefixexec.adapters import InputError
+
     try:
         return handlers[args.command](args)
     except InputError as exc:

@@ -18,8 +18,6 @@ error path only, so that nothing per rollout has to be kept).
 from __future__ import annotations
 
 import functools
-import logging
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, NoReturn
 
@@ -234,6 +232,8 @@ def merge_outcomes(a: Outcome, b: Outcome) -> Outcome:
 
 
 def _client(scheduler: str | None, workers: int | None, directory: str) -> Client:
+    import logging
+
     from distributed import Client, LocalCluster
 
     if scheduler is not None:
@@ -281,6 +281,8 @@ def accumulate_dask(
     fault the input is read again in this process, to name the same first fault as
     :func:`accumulate_input`.
     """
+    import tempfile
+
     work = work_units(adapter, paths)
     if not work:
         raise InputError(", ".join(paths) or "<no input>", "no records found")
