@@ -18,7 +18,7 @@ import re
 import shlex
 import subprocess
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from importlib import resources
 from pathlib import Path
@@ -359,17 +359,74 @@ def _condition_of(stdout: str) -> tuple[Mapping[str, Any] | None, str | None]:
     return conditions[0], None
 
 
-def check_vector(
-    vector: Vector, argv: Sequence[str], tolerance: float, timeout: float, skip: Sequence[str] = ()
-) -> VectorResult:
-    """Run ``argv`` with the vector's JSONL on stdin and compare its condition to ``expected``.
+#: What a run of CMD gave: exit status, standard output, standard error.
+RunResult = tuple[int, str, str]
+
+
+def own_scorer_arguments(argv: Sequence[str]) -> list[str] | None:
+    """The ``prefixexec`` arguments when ``argv`` runs this very prefixexec, else ``None``.
+
+    That is ``PYTHON -m prefixexec ARGS...`` with this interpreter, or ``prefixexec ARGS...``
+    whose program is the ``prefixexec`` script next to this interpreter: both would import the
+    prefixexec that is running now.
+    """
+    import os
+    import shutil
+    import sys
+
+    def same(program: str | None, path: str) -> bool:
+        # The paths themselves, not where their links lead: two virtual environments share the
+        # interpreter binary but not their packages.
+        return program is not None and os.path.abspath(program) == os.path.abspath(path)
+
+    if len(argv) >= 3 and list(argv[1:3]) == ["-m", "prefixexec"]:
+        return list(argv[3:]) if same(shutil.which(argv[0]), sys.executable) else None
+    if argv and Path(argv[0]).name == "prefixexec":
+        beside = os.path.join(os.path.dirname(sys.executable), "prefixexec")
+        return list(argv[1:]) if same(shutil.which(argv[0]), beside) else None
+    return None
+
+
+def run_in_process(arguments: Sequence[str], stdin: str) -> RunResult:
+    """Run ``prefixexec ARGUMENTS`` in this process with ``stdin`` as standard input: what the
+    subprocess would give (exit status, output; an uncaught exception ends standard error with
+    ``Type: message`` and status 1, as the interpreter prints it)."""
+    import contextlib
+    import io
+    import sys
+
+    from prefixexec.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    saved = sys.stdin
+    sys.stdin = io.StringIO(stdin, newline=None)  # universal newlines, as a text-mode stdin
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(list(arguments))
+            except SystemExit as exc:
+                if exc.code is None or isinstance(exc.code, int):
+                    code = exc.code or 0
+                else:
+                    err.write(f"{exc.code}\n")
+                    code = 1
+            except Exception as exc:  # the subprocess would print a traceback and exit 1
+                err.write(f"{type(exc).__name__}: {exc}\n")
+                code = 1
+    finally:
+        sys.stdin = saved
+    return code, out.getvalue(), err.getvalue()
+
+
+def run_subprocess(argv: Sequence[str], stdin: str, timeout: float) -> RunResult | str:
+    """Run ``argv`` with ``stdin``; the run's result, or why it failed (time limit).
 
     Raises :class:`InputError` only when the program cannot be started at all.
     """
     try:
         proc = subprocess.run(
             list(argv),
-            input=vector_jsonl(vector),
+            input=stdin,
             capture_output=True,
             text=True,
             encoding="utf-8",
@@ -381,14 +438,88 @@ def check_vector(
     except PermissionError:
         raise InputError("--command", f"not executable: {argv[0]!r}") from None
     except subprocess.TimeoutExpired:
-        return VectorResult(vector.id, error=f"timed out after {timeout:g} s")
-    if proc.returncode != 0:
-        first = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
-        return VectorResult(vector.id, error=f"exited with status {proc.returncode}: {first}")
-    condition, error = _condition_of(proc.stdout)
+        return f"timed out after {timeout:g} s"
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def judge(vector: Vector, run: RunResult | str, tolerance: float, skip: Sequence[str] = ()) -> VectorResult:
+    """The vector's result from what the command gave (CONF-RUN, CONF-COMPARE)."""
+    if isinstance(run, str):
+        return VectorResult(vector.id, error=run)
+    code, stdout, stderr = run
+    if code != 0:
+        first = (stderr.strip().splitlines() or ["(no message)"])[-1]
+        return VectorResult(vector.id, error=f"exited with status {code}: {first}")
+    condition, error = _condition_of(stdout)
     if condition is None:
         return VectorResult(vector.id, error=error)
     return VectorResult(vector.id, tuple(compare_condition(vector.expected, condition, tolerance, skip)))
+
+
+def check_vector(
+    vector: Vector,
+    argv: Sequence[str],
+    tolerance: float,
+    timeout: float,
+    skip: Sequence[str] = (),
+    in_process: bool = False,
+) -> VectorResult:
+    """Run ``argv`` with the vector's JSONL on stdin and compare its condition to ``expected``.
+
+    ``in_process``: ``argv`` runs this prefixexec (:func:`own_scorer_arguments`); run it here
+    instead of starting an interpreter (no time limit then). Raises :class:`InputError` only
+    when the program cannot be started at all.
+    """
+    own = own_scorer_arguments(argv) if in_process else None
+    if own is not None:
+        return judge(vector, run_in_process(own, vector_jsonl(vector)), tolerance, skip)
+    return judge(vector, run_subprocess(argv, vector_jsonl(vector), timeout), tolerance, skip)
+
+
+def check_vectors(
+    vectors: Sequence[Vector],
+    argv: Sequence[str],
+    tolerance: float,
+    timeout: float,
+    skip: Sequence[str] = (),
+    jobs: int = 1,
+    in_process: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[VectorResult]:
+    """:func:`check_vector` of every vector, in order; ``jobs`` runs of CMD at a time.
+
+    When CMD is this prefixexec and ``in_process`` holds, the vectors are scored in this
+    process, one after the other (no interpreter start per vector). ``progress(done, total)``
+    is called as vectors finish.
+    """
+    total = len(vectors)
+    results: list[VectorResult | None] = [None] * total
+    done = 0
+
+    def finished() -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, total)
+
+    own = own_scorer_arguments(argv) if in_process else None
+    if own is not None or jobs <= 1:
+        for i, vector in enumerate(vectors):
+            results[i] = check_vector(vector, argv, tolerance, timeout, skip, in_process)
+            finished()
+        return [r for r in results if r is not None]
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    # Threads suffice: each waits on its subprocess.
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {
+            pool.submit(check_vector, vector, argv, tolerance, timeout, skip): i
+            for i, vector in enumerate(vectors)
+        }
+        for future in as_completed(futures):
+            results[futures[future]] = future.result()
+            finished()
+    return [r for r in results if r is not None]
 
 
 def results_json(results: Sequence[VectorResult]) -> dict[str, Any]:

@@ -469,3 +469,96 @@ def test_vectors_are_shipped_as_package_data() -> None:
     shipped = sorted(p.name for p in default_vectors_dir().glob("*.json"))
     in_spec = sorted(p.name for p in (REPO / "spec" / "vectors").glob("*.json"))
     assert shipped == in_spec and len(shipped) == 313
+
+
+# ---------------------------------------------------------------------------------------------
+# Speed: our own scorer in this process, other commands N at a time, progress on a terminal
+
+
+@pytest.mark.spec("CONF-RUN")
+def test_our_own_scorer_is_recognised_only_when_it_is_this_interpreter(tmp_path: Path) -> None:
+    from prefixexec.conformance import own_scorer_arguments
+
+    assert own_scorer_arguments([sys.executable, "-m", "prefixexec", "score", "-"]) == ["score", "-"]
+    script = Path(sys.executable).parent / "prefixexec"
+    assert own_scorer_arguments([str(script), "score", "--json", "-"]) == ["score", "--json", "-"]
+    # Another interpreter (here a link to this one: another environment would differ), another
+    # module, another program named prefixexec: run as subprocesses.
+    other = tmp_path / "python"
+    other.symlink_to(sys.executable)
+    assert own_scorer_arguments([str(other), "-m", "prefixexec", "score", "-"]) is None
+    assert own_scorer_arguments([sys.executable, "-m", "prefixexec_other", "score"]) is None
+    fake = tmp_path / "prefixexec"
+    fake.write_text("#!/bin/sh\n", encoding="utf-8")
+    fake.chmod(0o755)
+    assert own_scorer_arguments([str(fake), "score", "-"]) is None
+
+
+@pytest.mark.spec("CONF-RUN")
+@pytest.mark.parametrize(
+    "command",
+    [
+        OURS,
+        f"{PY} -m prefixexec score --json --bootstrap 0 --adapter chat -",  # every vector fails
+        f"{PY} -m prefixexec score --bootstrap 0 -",  # a table, not JSON
+        f"{PY} -m prefixexec score --json --bootstrap -1 -",  # argparse refuses: status 2
+    ],
+)
+def test_in_process_runs_report_what_subprocesses_report(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    only = ["--only", "edge-label-ties", "--only", "edge-n1", "--only", "random-0003", "--json"]
+    fast = run(["conformance", "--command", command, *only], capsys)
+    slow = run(["conformance", "--command", command, "--subprocess", *only], capsys)
+    assert fast == slow
+    assert json.loads(fast[1])["vectors"] == 3
+
+
+@pytest.mark.spec("CONF-RUN")
+def test_jobs_run_in_parallel_and_report_in_vector_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A command that is not ours (a script calling our scorer), so runs are subprocesses.
+    script = tmp_path / "score.py"
+    script.write_text("from prefixexec.cli import main\nraise SystemExit(main())\n", encoding="utf-8")
+    command = f"{PY} {shlex.quote(str(script))} score --json --bootstrap 0 -"
+    only = ["--only", "edge-*", "--json"]
+    one = run(["conformance", "--command", command, "--jobs", "1", *only], capsys)
+    three = run(["conformance", "--command", command, "--jobs", "3", *only], capsys)
+    assert one == three and one[0] == 0
+    ids = [r["id"] for r in json.loads(three[1])["results"]]
+    assert ids == sorted(ids) and len(ids) == len([v for v in BY_ID if v.startswith("edge-")])
+    with pytest.raises(SystemExit):
+        main(["conformance", "--command", command, "--jobs", "0"])
+    assert "--jobs: must be >= 1" in capsys.readouterr().err
+
+
+class _Terminal:
+    """A standard error that says it is a terminal, keeping what is written."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.text += text
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+@pytest.mark.spec("CONF-RUN")
+def test_progress_goes_to_a_terminal_only(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    only = ["--only", "edge-n1", "--only", "edge-label-ties"]
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["conformance", "--command", OURS, *only]) == 0
+    assert terminal.text == "\rconformance: 1 of 2 vectors\rconformance: 2 of 2 vectors\n"
+    monkeypatch.undo()
+    code, _, err = run(["conformance", "--command", OURS, *only], capsys)  # not a terminal
+    assert (code, err) == (0, "")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ from pathlib import Path
 from prefixexec.adapters import InputError
 from prefixexec.conformance import (
     POINT_KEYS,
-    check_vector,
+    check_vectors,
     default_vectors_dir,
     format_results,
     load_vectors,
@@ -40,6 +41,22 @@ def _tolerance(text: str) -> float:
     if not value >= 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"must be a number >= 0: {text}")
     return value
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1: {text}")
+    return value
+
+
+def _progress(done: int, total: int) -> None:
+    """Vectors done, on one line of a terminal's standard error."""
+    sys.stderr.write(f"\rconformance: {done} of {total} vectors" + ("\n" if done == total else ""))
+    sys.stderr.flush()
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -81,6 +98,20 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="a top-level key not to compare (repeatable), e.g. exact or labels",
     )
     p.add_argument("--timeout", type=_positive_float, default=60.0, help="seconds per vector (default 60)")
+    p.add_argument(
+        "--jobs",
+        type=_jobs,
+        default=None,
+        metavar="N",
+        help="runs of CMD at a time (default: the number of cores)",
+    )
+    p.add_argument(
+        "--subprocess",
+        action="store_true",
+        help="always start CMD once per vector; by default, when CMD is this prefixexec "
+        "('PYTHON -m prefixexec ...' with this interpreter, or the prefixexec script beside it), "
+        "the vectors are scored in this process (no --timeout then)",
+    )
     p.add_argument("--json", action="store_true", help="print a JSON report")
 
 
@@ -92,7 +123,16 @@ def run(args: argparse.Namespace) -> int:
     if not args.vectors and not paths[0].is_dir():
         raise InputError("--vectors", f"no vectors folder at {paths[0]}; give one with --vectors")
     vectors = load_vectors(paths, args.only)
-    results = [check_vector(v, argv, args.tolerance, args.timeout, args.skip) for v in vectors]
+    results = check_vectors(
+        vectors,
+        argv,
+        args.tolerance,
+        args.timeout,
+        args.skip,
+        jobs=args.jobs or os.cpu_count() or 1,
+        in_process=not args.subprocess,
+        progress=_progress if sys.stderr.isatty() else None,
+    )
     if args.json:
         sys.stdout.write(json.dumps(results_json(results), indent=2, allow_nan=False) + "\n")
     else:
