@@ -274,7 +274,139 @@ def _comparison(
     if ci:
         entry["ci"] = ci
         entry["ci_dropped"] = dropped
+    if r.replicates is not None and base.replicates is not None:
+        tests = {
+            name: paired_test(r.replicates.scalars[name], base.replicates.scalars[name]) for name in SCALARS
+        }
+        entry["p_value"] = {name: t[0] for name, t in tests.items()}
+        entry["p_value_resamples"] = {name: t[1] for name, t in tests.items()}
     return entry
+
+
+def paired_test(treatment: np.ndarray[Any, Any], baseline: np.ndarray[Any, Any]) -> tuple[float | None, int]:
+    """:func:`paired_p_value` and the number B' of defined replicate differences it used."""
+    d = np.asarray(treatment, dtype=float) - np.asarray(baseline, dtype=float)
+    return paired_p_value(treatment, baseline), int(np.count_nonzero(~np.isnan(d)))
+
+
+def paired_p_value(treatment: np.ndarray[Any, Any], baseline: np.ndarray[Any, Any]) -> float | None:
+    """CMP-PVALUE: two-sided paired bootstrap p-value of ``H0: difference = 0``.
+
+    From the same resamples as the interval: with d* the defined replicate differences
+    (treatment - baseline, resamples where either is undefined left out) and B' their number,
+    ``p = min(1, 2 min(#{d* <= 0}, #{d* >= 0}) / B')``: the smallest 1 - level at which the
+    percentile interval of d* (BOOT-COMPARE) stops covering 0, the bootstrap test obtained by
+    inverting the percentile interval (Efron & Tibshirani 1993, An Introduction to the
+    Bootstrap, ch. 16). ``None`` when no replicate is defined. A p-value of 0 means that no
+    replicate fell on the other side of 0: p < 2/B'.
+    """
+    d = np.asarray(treatment, dtype=float) - np.asarray(baseline, dtype=float)
+    d = d[~np.isnan(d)]
+    if d.size == 0:
+        return None
+    tail = min(int(np.count_nonzero(d <= 0)), int(np.count_nonzero(d >= 0)))
+    return float(min(1.0, 2.0 * tail / int(d.size)))
+
+
+#: Keys a ``--baseline KEY=VALUE`` may name (CMP-BASELINE).
+BASELINE_KEYS = ("dataset", "model", "method")
+
+
+def parse_baseline(text: str) -> tuple[str, str]:
+    """``--baseline``: ``KEY=VALUE`` (KEY dataset, model or method), or a bare METHOD."""
+    key, sep, value = text.partition("=")
+    if not sep:
+        return "method", text
+    if key not in BASELINE_KEYS or not value:
+        raise InputError(
+            "--baseline", f"expected METHOD or KEY=VALUE with KEY one of {', '.join(BASELINE_KEYS)}: {text!r}"
+        )
+    return key, value
+
+
+def restrict(acc: Accumulator, tasks: Sequence[str]) -> Accumulator:
+    """The accumulator of the rollouts of ``acc`` whose task is in ``tasks`` (sorted, all in acc)."""
+    index = {t: i for i, t in enumerate(acc.tasks)}
+    rows = np.array([index[t] for t in tasks], dtype=np.int64)
+    T_hist = acc.T_hist[rows]
+    used = np.flatnonzero(T_hist.sum(axis=0))
+    K = int(used[-1]) + 1 if used.size else 0
+    new_row = np.full(len(acc.tasks), -1, dtype=np.int64)
+    new_row[rows] = np.arange(len(rows), dtype=np.int64)
+    trials = acc.trials[np.isin(acc.trials[:, 0], rows)].copy()
+    trials[:, 0] = new_row[trials[:, 0]]
+    return Accumulator(
+        tasks=tuple(tasks),
+        fed_hist=acc.fed_hist[rows][:, : K + 1],
+        T_hist=T_hist[:, :K],
+        steps_by_T=acc.steps_by_T[rows][:, :K],
+        class_y=acc.class_y[rows],
+        trials=trials,
+    )
+
+
+def compare_conditions(
+    accumulators: AccumulatorSet,
+    settings: BootstrapSettings | None,
+    baseline: str,
+    level: float,
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """CMP-BASELINE: every condition against its baseline condition, on their shared tasks.
+
+    ``baseline`` is ``KEY=VALUE`` (or a bare method name, ``method=VALUE``). A condition whose KEY
+    differs from VALUE is compared with the condition equal to it in the other two keys and with
+    KEY = VALUE; both are restricted to the tasks they share, their point estimates are exact on
+    those tasks and their paired replicates come from one resample draw over them (BOOT-DRAW,
+    seed as given), so that the difference's interval (BOOT-COMPARE) and p-value (CMP-PVALUE) are
+    paired. Returns the comparisons and what could not be compared, with why.
+    """
+    key_name, value = parse_baseline(baseline)
+    accs = accumulators.as_dict()
+
+    def others(k: ConditionKey) -> tuple[str, ...]:
+        return tuple(getattr(k, n) for n in BASELINE_KEYS if n != key_name)
+
+    bases = {others(k): k for k in accs if getattr(k, key_name) == value}
+    if not bases:
+        known = sorted({getattr(k, key_name) for k in accs})
+        raise InputError(
+            "--baseline", f"no condition has {key_name} {value!r} ({key_name}s: {', '.join(known)})"
+        )
+    out: list[dict[str, Any]] = []
+    skipped: list[str] = []
+    for k, acc in accs.items():
+        if getattr(k, key_name) == value:
+            continue
+        b = bases.get(others(k))
+        name = f"{k.dataset} / {k.model} / {k.method}"
+        if b is None:
+            skipped.append(f"{name} (no condition with {key_name} {value!r} and the same other keys)")
+            continue
+        shared = sorted(set(acc.tasks) & set(accs[b].tasks))
+        if not shared:
+            skipped.append(f"{name} (no task shared with its baseline)")
+            continue
+        a_sub, b_sub = restrict(acc, shared), restrict(accs[b], shared)
+        ma, mb = a_sub.metrics(), b_sub.metrics()
+        if settings is None:
+            ra, rb = ConditionResult(k, ma), ConditionResult(b, mb)
+        else:
+            subs = {k: a_sub, b: b_sub}
+            reps = bootstrap_task_sums(
+                {k: shared, b: shared}, functools.partial(_task_sums, subs), settings, paired=True
+            )
+            ra = ConditionResult(k, ma, None, reps[k])
+            rb = ConditionResult(b, mb, None, reps[b])
+        label = getattr(k, key_name)
+        entry = _comparison(k.dataset, k.model, k.method, value, ra, rb, level)
+        entry["compared"] = label
+        entry["baseline_key"] = key_name
+        entry["baseline_condition"] = {"dataset": b.dataset, "model": b.model, "method": b.method}
+        entry["shared_tasks"] = len(shared)
+        entry["tasks"] = len(acc.tasks)
+        entry["baseline_tasks"] = len(accs[b].tasks)
+        out.append(entry)
+    return out, skipped
 
 
 def score_document(results: Sequence[ConditionResult], signature: object) -> dict[str, Any]:

@@ -123,39 +123,52 @@ def format_table(
 def format_comparisons(
     comparisons: Sequence[Mapping[str, Any]], skipped: Sequence[str], signature: str
 ) -> str:
-    """A readable table of paired differences (method - baseline) with their intervals."""
-    names = ("TER", "mean_FED", "AUC_PEC", "RR", "success")
-    headers = ["method", "baseline", *(n.replace("_", " ") for n in names)]
-    lines: list[str] = []
-    block: tuple[str, str] | None = None
-    rows: list[list[str]] = []
+    """A readable table of paired differences (condition - baseline) with intervals and p-values.
 
-    def flush() -> None:
-        if not rows:
-            return
+    One block per baseline condition; a row per compared condition with the number of tasks the
+    two share, then each metric's difference, its percentile interval and its paired bootstrap
+    p-value (CMP-PVALUE), when intervals are on.
+    """
+    names = ("TER", "mean_FED", "AUC_PEC", "RR", "success")
+    lines: list[str] = []
+    blocks: dict[tuple[str, ...], list[Mapping[str, Any]]] = {}
+    for c in comparisons:
+        base = c.get("baseline_condition") or {
+            "dataset": c["dataset"],
+            "model": c["model"],
+            "method": c["baseline"],
+        }
+        blocks.setdefault(
+            (base["dataset"], base["model"], base["method"], c.get("baseline_key", "method")), []
+        ).append(c)
+    for (dataset, model, method, key), items in blocks.items():
+        lines.append(
+            f"baseline {dataset} / {model} / {method}: difference = {key} - baseline {key} "
+            f"({key} {items[0]['baseline']}), paired on shared tasks"
+        )
+        headers = [key, "tasks", *(n.replace("_", " ") for n in names)]
+        rows: list[list[str]] = []
+        for c in items:
+            shared = c.get("shared_tasks")
+            cells = [str(c.get("compared", c["method"])), "" if shared is None else str(shared)]
+            for name in names:
+                value = c["diff"][name]
+                interval = c.get("ci", {}).get(name)
+                p = c.get("p_value", {}).get(name)
+                text = "n/a" if value is None else f"{value:+.3f}"
+                if value is not None and interval is not None:
+                    text += f" [{interval[0]:+.3f}, {interval[1]:+.3f}]"
+                if value is not None and p is not None:
+                    n = c.get("p_value_resamples", {}).get(name) or 1
+                    text += f" p<{2 / n:.2g}" if p == 0 else f" p={p:.3f}"
+                cells.append(text)
+            rows.append(cells)
         widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
         lines.append("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip())
         lines.append("  ".join("-" * w for w in widths))
         lines.extend("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)
         lines.append("")
-        rows.clear()
-
-    for c in comparisons:
-        if block != (c["dataset"], c["model"]):
-            flush()
-            block = (c["dataset"], c["model"])
-            lines.append(f"{c['dataset']} / {c['model']}: difference = method - baseline")
-        cells = [c["method"], c["baseline"]]
-        for name in names:
-            value = c["diff"][name]
-            interval = c.get("ci", {}).get(name)
-            text = "n/a" if value is None else f"{value:+.3f}"
-            if value is not None and interval is not None:
-                text += f" [{interval[0]:+.3f}, {interval[1]:+.3f}]"
-            cells.append(text)
-        rows.append(cells)
-    flush()
     if skipped:
-        lines.append("without the baseline method (not compared): " + ", ".join(skipped))
+        lines.append("not compared: " + "; ".join(skipped))
     lines.append(f"signature: {signature}")
     return "\n".join(lines) + "\n"
