@@ -857,6 +857,8 @@ def unique_rollouts(
         if key in seen:
             raise InputError(where, repeated(rollout, seen[key]))
         seen[key] = where
+        if "source" not in rollout.meta:  # OUT-ROLLOUTS: where the rollout was read
+            rollout = attrs.evolve(rollout, meta={**rollout.meta, "source": where})
         rollouts.append(rollout)
     if not rollouts:
         raise InputError(", ".join(paths) or "<no input>", nothing)

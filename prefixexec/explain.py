@@ -97,9 +97,13 @@ def render(rollouts: Sequence[Rollout], file: IO[str], colour: bool) -> None:
                 if outcome.reason:
                     console.print(Text(f"       reason: {outcome.reason}"))
         width = len(str(len(outcome.actions)))
+        turns = rollout.meta.get("action_turns")
+        turns = turns if isinstance(turns, list | tuple) and len(turns) == len(outcome.actions) else None
         for k, action in enumerate(outcome.actions, start=1):
             mark = verdict(k, outcome.fed)
             line = Text(f"  {k:>{width}}  ")
+            if turns is not None:
+                line.append(f"turn {turns[k - 1]}  ", style="dim")
             if mark == OK:
                 line.append("ok    ", style="green")
                 line.append(call_text(action))

@@ -358,7 +358,7 @@ def test_execution_context_is_preferred_over_conversation(run_copy: Path) -> Non
     ]
     dump(run_copy / "trajectories" / "send_message_with_contact" / "conversation.json", conversation)
     rollout = read(run_copy)["send_message_with_contact"]
-    assert (rollout.outcome.T, rollout.outcome.fed, rollout.meta["source"]) == (
+    assert (rollout.outcome.T, rollout.outcome.fed, rollout.meta["calls_from"]) == (
         2,
         3,
         "execution_context.json",

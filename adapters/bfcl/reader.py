@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from prefixexec.kernel import ConditionKey, Rollout
+from prefixexec.kernel import ConditionKey, Outcome, Rollout
 
 from ..errors import InputError
 from ..records import parse_json_line
 from . import backend
 from .parse import DecodedStep, StepFormatError, decode_step
-from .semantics import INFERENCE_ERROR, evaluate, inference_error_run, make_run, task
+from .semantics import INFERENCE_ERROR, BfclRun, evaluate, inference_error_run, make_run, task
 
 if TYPE_CHECKING:
     from .. import AdapterOptions
@@ -293,7 +293,7 @@ def read_results(paths: Sequence[str], options: AdapterOptions) -> ReadResult:
                     0,
                     evaluation.outcome,
                     bool(evaluation.success),
-                    {"source": where, "success_check": evaluation.failure or "valid"},
+                    _evidence(where, evaluation.failure or "valid", run, evaluation.outcome),
                 )
             )
         files.append(summary)
@@ -337,3 +337,19 @@ __all__ = [
     "read",
     "read_results",
 ]
+
+
+def _evidence(where: str, check: str, run: BfclRun, outcome: Outcome) -> dict[str, object]:
+    """The rollout's meta: where it was read, the success check, and per-action evidence for the
+    per-rollout rows (OUT-ROLLOUTS): each action's 1-based turn, and the raw text of a failing
+    call that could not be parsed into a tool and arguments."""
+    meta: dict[str, object] = {
+        "source": where,
+        "success_check": check,
+        "action_turns": [a.turn + 1 for a in run.actions],
+    }
+    if not outcome.fully_executable and outcome.fed <= len(run.actions):
+        failing = run.actions[outcome.fed - 1]
+        if failing.call.fault is not None:
+            meta["failing_text"] = failing.call.text
+    return meta

@@ -548,7 +548,9 @@ def to_rollout(run: ScenarioRun, key: ConditionKey, trial: int, threshold: float
         "turn_count": entry.turn_count,
         "threshold": threshold,
         "run": str(directory),
-        "source": run.source,
+        "calls_from": run.source,
+        # OUT-ROLLOUTS: the file the scenario's calls were read from.
+        "source": str(directory / "trajectories" / entry.name / run.source),
     }
     unparsed = [{"id": c.action.call_id, "problem": c.problem} for c in scenario.calls if c.problem]
     if unparsed:
