@@ -37,6 +37,8 @@ K = TypeVar("K")
 
 #: Largest integer below which every float64 sum of integers is exact.
 _EXACT_FLOAT_LIMIT = 2**53
+#: The same for float32.
+_EXACT_FLOAT32_LIMIT = 2**24
 
 #: Mean metrics: replicate = weighted numerator / weighted rollout count.
 MEAN_METRICS = ("TER", "AUC_PEC", "mean_FED", "success")
@@ -138,12 +140,17 @@ def task_sums(cohort: Cohort, tasks: Sequence[str]) -> TaskSums:
 def weighted_sums(W: IntArray, X: IntArray) -> npt.NDArray[np.float64] | npt.NDArray[np.object_]:
     """(W @ X) transposed, exactly: row s holds column s of X summed under every resample.
 
-    float64 (BLAS) when every sum is below 2^53, else Python integers. W's rows sum to the number
-    of tasks drawn, so ``tasks x max |X|`` bounds every sum; below 2^53 every partial sum of
-    integers is exact in float64, whatever the summation order. The result is laid out as
-    (columns x B) so that each metric's B replicates are contiguous.
+    W's rows sum to the number of tasks drawn, so ``tasks x max |X|`` bounds every partial sum;
+    every partial sum is an integer, exact in float32 below 2^24 and in float64 below 2^53,
+    whatever the summation order. So the product is taken in float32 (BLAS sgemm, about twice
+    as fast) below 2^24, in float64 below 2^53, else in Python integers; the result is float64
+    (object for Python integers), laid out as (columns x B) so that each metric's B replicates
+    are contiguous.
     """
     bound = int(W.shape[1]) * int(np.abs(X).max(initial=0))
+    if bound < _EXACT_FLOAT32_LIMIT:
+        single: npt.NDArray[np.float64] = (X.T.astype(np.float32) @ W.T.astype(np.float32)).astype(np.float64)
+        return single
     if bound < _EXACT_FLOAT_LIMIT:
         result: npt.NDArray[np.float64] = X.T.astype(np.float64) @ W.T.astype(np.float64)
         return result
@@ -241,12 +248,13 @@ def percentile_intervals(R: FloatArray, level: float) -> list[tuple[float, float
 
 
 def percentile_intervals_rows(
-    rows: FloatArray, level: float, nan: npt.NDArray[np.bool_] | None = None
+    rows: FloatArray, level: float, nan: npt.NDArray[np.bool_] | None = None, overwrite: bool = False
 ) -> list[tuple[float, float] | None]:
     """:func:`percentile_interval` of every row of ``rows`` (C x B), NaN = left out.
 
-    Rows without NaN are sorted in one call. ``nan`` may pass
-    ``numpy.isnan(rows)`` when the caller has it already.
+    The order statistics of the rows without NaN are selected in one call. ``nan`` may pass
+    ``numpy.isnan(rows)`` when the caller has it already; ``overwrite``: ``rows`` may be
+    reordered in place (saves a copy).
     """
     out: list[tuple[float, float] | None] = [None] * rows.shape[0]
     nan_rows = (np.isnan(rows) if nan is None else nan).any(axis=1)
@@ -257,9 +265,15 @@ def percentile_intervals_rows(
         j_hi, jp1_hi, g_hi = _linear_positions(n, hi_p)
         full = np.flatnonzero(~nan_rows)
         block = rows if full.shape[0] == rows.shape[0] else rows[full]
-        # A full row sort: numpy's vectorised float sort is faster here than partial selection
-        # (numpy.partition) at the four positions, measured 3x on this machine.
-        ordered = np.sort(block, axis=1)
+        # Only the order statistics at the four positions are needed: selecting them
+        # (numpy.partition, introselect) gives the same values as a full row sort, about twice
+        # as fast as sorting with numpy 2 on this machine.
+        kth = sorted({j_lo, jp1_lo, j_hi, jp1_hi})
+        if overwrite or block is not rows:  # block is then a copy already
+            block.partition(kth, axis=1)
+            ordered = block
+        else:
+            ordered = np.partition(block, kth, axis=1)
         lows = (1 - g_lo) * ordered[:, j_lo] + g_lo * ordered[:, jp1_lo]
         highs = (1 - g_hi) * ordered[:, j_hi] + g_hi * ordered[:, jp1_hi]
         for i, c in enumerate(full.tolist()):
@@ -319,8 +333,8 @@ def intervals(reps: Replicates, recovered: int, eligible: int, level: float) -> 
     # One (metrics x B) block; PEC.T and PEC_elig.T are contiguous (K x B) as replicates lays them out.
     rows = np.concatenate([np.stack([reps.scalars[n] for n in names]), reps.PEC.T, reps.PEC_elig.T])
     nan = np.isnan(rows)
-    found = percentile_intervals_rows(rows, level, nan)
     dropped = np.count_nonzero(nan, axis=1)
+    found = percentile_intervals_rows(rows, level, nan, overwrite=True)  # rows is ours
     s = len(names)
     return Intervals(
         scalars=dict(zip(names, found[:s], strict=True)),

@@ -303,3 +303,55 @@ def test_input_error_survives_pickling() -> None:
         "runs.jsonl:3",
         "not valid JSON",
     )
+
+
+@pytest.mark.spec("BOOT-REPLICATE")
+@pytest.mark.parametrize("top", [2**24 // 200 - 1, 2**24 // 200 + 1, 2**53 // 200 - 1, 2**53 // 200 + 1])
+def test_weighted_sums_are_exact_on_both_sides_of_the_float32_and_float64_limits(top: int) -> None:
+    # 200 tasks: 200 x top is just below or above 2^24 (float32 products) and 2^53 (float64),
+    # so each side of each limit takes its own path; the exact product is taken in Python integers.
+    from prefixexec.kernel.bootstrap import weighted_sums
+
+    rng = np.random.default_rng(top % 1000)
+    X = rng.integers(top - 1000, top, size=(200, 5)).astype(np.int64)
+    X[0, 0] = top  # the largest entry sets the bound
+    W = resample_counts(200, 300, 1)
+    exact = X.T.astype(object) @ W.T.astype(object)
+    got = weighted_sums(W, X)
+    assert got.shape == (5, 300)
+    # Every sum rounds once to the nearest double (exact below 2^53, Python's int -> float above).
+    assert [float(v) for v in got.reshape(-1)] == [float(int(v)) for v in exact.reshape(-1)]
+
+
+@pytest.mark.spec("BOOT-PERCENTILE")
+@settings(max_examples=50)
+@given(
+    st.lists(
+        st.lists(st.sampled_from([0.0, 0.25, 0.5, 1.0, 1 / 3, math.nan]), min_size=7, max_size=7),
+        min_size=1,
+        max_size=6,
+    ),
+    st.sampled_from([0.5, 0.9, 0.95]),
+)
+def test_selected_order_statistics_equal_the_sorted_ones(rows: list[list[float]], level: float) -> None:
+    # numpy.partition selects the order statistics; the reference sorts each row (ties and NaN
+    # included), then interpolates as scipy does; overwrite=False leaves the input alone.
+    from prefixexec.kernel.bootstrap import _levels, _linear_positions, percentile_intervals_rows
+
+    block = np.array(rows, dtype=np.float64)
+    before = block.copy()
+    got = percentile_intervals_rows(block, level)
+    np.testing.assert_array_equal(block, before)
+    want: list[tuple[float, float] | None] = []
+    for row in before:
+        y = np.sort(row[~np.isnan(row)])
+        if y.shape[0] == 0:
+            want.append(None)
+            continue
+        ends = []
+        for p in _levels(level):
+            j, jp1, g = _linear_positions(y.shape[0], p)
+            ends.append(float((1 - g) * y[j] + g * y[jp1]))
+        want.append((ends[0], ends[1]))
+    assert got == want
+    assert percentile_intervals_rows(block.copy(), level, overwrite=True) == got
