@@ -1,26 +1,40 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: makes its own virtual environment, installs the
-# package and its test dependencies, then runs ruff, mypy --strict and pytest (Hypothesis
-# profile "ci"). Usage: bash tests/run.sh [extra pytest arguments]
+# package and its test dependencies, then runs ruff, mypy --strict, the Coq proofs and pytest
+# (Hypothesis profile "ci", one pytest-xdist worker per core).
+# Usage: bash tests/run.sh [extra pytest arguments]
+#
+# Environment: PREFIXEXEC_TEST_VENV (default .venv-test), PREFIXEXEC_TEST_WORKERS (pytest-xdist
+# workers, default "auto": one per core; 0 runs pytest in one process), HYPOTHESIS_PROFILE.
+#
+# Speed: the installation is skipped when the virtual environment already holds it (a stamp
+# file records a hash of pyproject.toml, the pins below and the interpreter; any change
+# reinstalls), and mypy and the Coq proofs run while pytest runs (their output is printed
+# after pytest's; the script fails when any step fails).
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 venv="${PREFIXEXEC_TEST_VENV:-$repo/.venv-test}"
+pins="bfcl-eval==2026.3.23 mpmath"
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
-"$venv/bin/python" -m pip install -q --disable-pip-version-check -U pip
-"$venv/bin/python" -m pip install -q --disable-pip-version-check -e ".[test]"
-"$venv/bin/python" -m pip install -q --no-deps bfcl-eval==2026.3.23 mpmath
+stamp="$venv/.prefixexec-install-stamp"
+want="$( { cat pyproject.toml; echo "$pins"; "$venv/bin/python" -VV; } | sha256sum | cut -d' ' -f1)"
+if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && "$venv/bin/python" -c "import prefixexec.cli, xdist" 2>/dev/null; then
+  echo "== installation up to date ($stamp)"
+else
+  echo "== installing (pip)"
+  rm -f "$stamp"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -U pip
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -e ".[test]"
+  # shellcheck disable=SC2086  # two requirement words
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps $pins
+  echo "$want" > "$stamp"
+fi
 
 echo "== ruff"
 "$venv/bin/ruff" check kernel adapters prefixexec tests benchmarks
-echo "== mypy --strict (kernel/, adapters/, prefixexec/)"
-bash "$repo/tests/mypy.sh" "$venv"
-if [ -f "$repo/proofs/check.sh" ]; then
-  echo "== Coq proofs"
-  bash "$repo/proofs/check.sh"
-fi
 if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
   # tests/test_report_html.py opens report.html in headless Chromium (Debian package `chromium`);
   # tests/test_report_drill.py drives it through Selenium and Debian's `chromium-driver`.
@@ -30,5 +44,30 @@ if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null
   $as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
   $as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver
 fi
+
+# mypy and the proofs in the background, each with its own log; pytest in the foreground.
+logs="$(mktemp -d)"
+trap 'rm -rf "$logs"' EXIT
+bash "$repo/tests/mypy.sh" "$venv" >"$logs/mypy" 2>&1 &
+mypy_pid=$!
+proofs_pid=""
+if [ -f "$repo/proofs/check.sh" ]; then
+  PREFIXEXEC_TEST_VENV="$venv" bash "$repo/proofs/check.sh" >"$logs/proofs" 2>&1 &
+  proofs_pid=$!
+fi
+
 echo "== pytest"
-HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-ci}" "$venv/bin/pytest" -p no:cacheprovider "$@"
+status=0
+workers="${PREFIXEXEC_TEST_WORKERS:-auto}"
+parallel=()
+if [ "$workers" != "0" ]; then parallel=(-n "$workers"); fi
+HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-ci}" "$venv/bin/pytest" -p no:cacheprovider "${parallel[@]}" "$@" \
+  || status=$?
+
+echo "== mypy --strict (kernel/, adapters/, prefixexec/)"
+if wait "$mypy_pid"; then cat "$logs/mypy"; else cat "$logs/mypy"; echo "mypy FAILED"; status=1; fi
+if [ -n "$proofs_pid" ]; then
+  echo "== Coq proofs"
+  if wait "$proofs_pid"; then cat "$logs/proofs"; else cat "$logs/proofs"; echo "Coq proofs FAILED"; status=1; fi
+fi
+exit "$status"
