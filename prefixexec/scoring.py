@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
@@ -65,15 +66,70 @@ def dumps(document: Mapping[str, Any]) -> str:
     return json.dumps(document, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
 
 
+def half_up(value: Fraction | float, digits: int) -> str:
+    """``value`` rounded half away from zero to ``digits`` decimals, on its exact value (REP-ROUND).
+
+    A float is taken as the exact rational of its double, so 6.625 prints ``6.63`` and 0.125
+    prints ``0.13`` (Python's ``format`` rounds the same ties to even: ``6.62``, ``0.12``). A
+    value that rounds to zero prints without a sign (never ``-0.00``).
+    """
+    exact_value = Fraction(value)
+    scale = 10**digits
+    units = math.floor(abs(exact_value) * scale + Fraction(1, 2))
+    sign = "-" if exact_value < 0 and units != 0 else ""
+    whole, part = divmod(units, scale)
+    return f"{sign}{whole}.{part:0{digits}d}" if digits > 0 else f"{sign}{whole}"
+
+
 def _fmt(value: Fraction | float | None, digits: int = 2) -> str:
-    return "n/a" if value is None else f"{float(value):.{digits}f}"
+    return "n/a" if value is None else half_up(value, digits)
 
 
 def _fmt_ci(value: Fraction | None, interval: Sequence[float | None] | None, digits: int = 2) -> str:
     text = _fmt(value, digits)
     if interval is None or value is None or interval[0] is None or interval[1] is None:
         return text
-    return f"{text} [{interval[0]:.{digits}f}, {interval[1]:.{digits}f}]"
+    return f"{text} [{half_up(interval[0], digits)}, {half_up(interval[1], digits)}]"
+
+
+def render_blocks(
+    blocks: Sequence[tuple[str, Sequence[str], Sequence[Sequence[str]]]], signature: str
+) -> str:
+    """Titled tables laid out by ``rich`` as plain text (no colour, no width limit), then the signature.
+
+    Each block is ``(title, headers, rows)``: the title on its own line, the header, a rule under
+    it, one line per row, columns separated by two spaces, rows starting at the first column
+    (OUT-TABLE).
+    """
+    import io
+
+    from rich.box import Box
+    from rich.console import Console
+    from rich.table import Table
+
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer, width=100_000, no_color=True, force_terminal=False, highlight=False, emoji=False
+    )
+    for title, headers, rows in blocks:
+        table = Table(
+            # ASCII only: a rule of '-' under the header, a space where columns meet.
+            box=Box("    \n    \n -  \n    \n    \n    \n    \n    \n", ascii=True),
+            show_edge=False,
+            pad_edge=False,
+            padding=(0, 1),
+            collapse_padding=True,
+            title=None,
+        )
+        for header in headers:
+            table.add_column(header, no_wrap=True, overflow="ignore")
+        for row in rows:
+            table.add_row(*row)
+        console.print(title, markup=False)
+        console.print(table)
+        console.print()
+    lines = [line.rstrip() for line in buffer.getvalue().splitlines()]
+    return "\n".join([*lines, f"signature: {signature}"]) + "\n"
 
 
 def format_table(
@@ -82,28 +138,14 @@ def format_table(
 ) -> str:
     """A readable table, one block per dataset x model, values with intervals as in Table 2."""
     headers = ["method", "N", "TER", "mean FED", "AUC-PEC", "RR-elig", "RR", "success"]
-    lines: list[str] = []
-    block: tuple[str, str] | None = None
-    table: list[list[str]] = []
-
-    def flush() -> None:
-        if not table:
-            return
-        widths = [max(len(r[i]) for r in [headers, *table]) for i in range(len(headers))]
-        lines.append("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip())
-        lines.append("  ".join("-" * w for w in widths))
-        for r in table:
-            lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
-        lines.append("")
-        table.clear()
-
+    blocks: list[tuple[str, Sequence[str], list[list[str]]]] = []
+    current: tuple[str, str] | None = None
     for key, m, ci in rows:
-        if block != (key.dataset, key.model):
-            flush()
-            block = (key.dataset, key.model)
-            lines.append(f"{key.dataset} / {key.model}")
+        if current != (key.dataset, key.model):
+            current = (key.dataset, key.model)
+            blocks.append((f"{key.dataset} / {key.model}", headers, []))
         ci = ci or {}
-        table.append(
+        blocks[-1][2].append(
             [
                 key.method,
                 str(m.N),
@@ -115,9 +157,7 @@ def format_table(
                 _fmt_ci(m.success, ci.get("success")),
             ]
         )
-    flush()
-    lines.append(f"signature: {signature}")
-    return "\n".join(lines) + "\n"
+    return render_blocks(blocks, signature)
 
 
 def format_comparisons(
@@ -130,7 +170,7 @@ def format_comparisons(
     p-value (CMP-PVALUE), when intervals are on.
     """
     names = ("TER", "mean_FED", "AUC_PEC", "RR", "success")
-    lines: list[str] = []
+    tables: list[tuple[str, Sequence[str], Sequence[Sequence[str]]]] = []
     blocks: dict[tuple[str, ...], list[Mapping[str, Any]]] = {}
     for c in comparisons:
         base = c.get("baseline_condition") or {
@@ -142,7 +182,7 @@ def format_comparisons(
             (base["dataset"], base["model"], base["method"], c.get("baseline_key", "method")), []
         ).append(c)
     for (dataset, model, method, key), items in blocks.items():
-        lines.append(
+        title = (
             f"baseline {dataset} / {model} / {method}: difference = {key} - baseline {key} "
             f"({key} {items[0]['baseline']}), paired on shared tasks"
         )
@@ -163,12 +203,9 @@ def format_comparisons(
                     text += f" p<{2 / n:.2g}" if p == 0 else f" p={p:.3f}"
                 cells.append(text)
             rows.append(cells)
-        widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
-        lines.append("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip())
-        lines.append("  ".join("-" * w for w in widths))
-        lines.extend("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)
-        lines.append("")
+        tables.append((title, headers, rows))
+    text = render_blocks(tables, signature)
     if skipped:
-        lines.append("not compared: " + "; ".join(skipped))
-    lines.append(f"signature: {signature}")
-    return "\n".join(lines) + "\n"
+        head, _, tail = text.rpartition("signature: ")
+        text = f"{head}not compared: {'; '.join(skipped)}\nsignature: {tail}"
+    return text

@@ -11,7 +11,6 @@ intervals and printed text.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from types import MappingProxyType
@@ -20,6 +19,7 @@ import attrs
 
 from prefixexec.inference import ConditionResult
 from prefixexec.kernel import LABEL_KEYS, ConditionKey, ConditionMetrics, Rollout
+from prefixexec.scoring import half_up
 
 #: Decimals of every printed ratio (as in the paper's Table 2).
 DIGITS = 2
@@ -189,21 +189,6 @@ def build_report(
 
 
 # ----------------------------------------------------------------------------------- cells
-
-
-def half_up(value: Fraction | float, digits: int) -> str:
-    """``value`` rounded half away from zero to ``digits`` decimals, on its exact value (REP-ROUND).
-
-    A float is taken as the exact rational of its double, so 6.625 prints ``6.63`` and 0.125
-    prints ``0.13`` (Python's ``format`` rounds the same ties to even: ``6.62``, ``0.12``). A
-    value that rounds to zero prints without a sign (never ``-0.00``).
-    """
-    exact = Fraction(value)
-    scale = 10**digits
-    units = math.floor(abs(exact) * scale + Fraction(1, 2))
-    sign = "-" if exact < 0 and units != 0 else ""
-    whole, part = divmod(units, scale)
-    return f"{sign}{whole}.{part:0{digits}d}" if digits > 0 else f"{sign}{whole}"
 
 
 def _fixed(value: float | Fraction, digits: int) -> str:

@@ -1,8 +1,9 @@
 """A small progress bar on stderr for runs that take more than a moment (spec: REP-PROGRESS).
 
-Nothing is shown until ``delay`` seconds have passed, so quick runs stay silent; then each step
-redraws one line in place on a terminal, or prints one line per step otherwise (log files stay
-readable). ``enabled=False`` (``--quiet``) never writes anything.
+Nothing is shown until ``delay`` seconds have passed, so quick runs stay silent; then on a
+terminal a ``rich`` progress bar (bar, count, elapsed time, the current step) is redrawn in place,
+and otherwise each step prints one plain line (log files stay readable). ``enabled=False``
+(``--quiet``) never writes anything.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
-from typing import TextIO
+from typing import Any, TextIO
 
 #: Seconds before the bar first appears.
 DELAY = 0.5
@@ -41,24 +42,48 @@ class Progress:
         self.done = 0
         self.shown = False
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._bar: Any = None
+        self._task: Any = None
+
+    def _rich_step(self, what: str) -> None:
+        """Draw the step with a rich progress bar on the terminal (started on first use)."""
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import Progress as Bar
+
+        if self._bar is None:
+            console = Console(file=self.stream, force_terminal=True, highlight=False)
+            self._bar = Bar(
+                TextColumn("{task.fields[label]}"),
+                BarColumn(bar_width=WIDTH),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TextColumn("{task.description}"),
+                console=console,
+                transient=False,
+                auto_refresh=False,
+            )
+            self._task = self._bar.add_task(what, total=self.total, label=self.label)
+            self._bar.start()
+        self._bar.update(self._task, completed=self.done, description=what)
+        self._bar.refresh()
 
     def step(self, what: str) -> None:
         """Start the next step, described by ``what``."""
         self.done = min(self.done + 1, self.total)
         if not self.enabled or self.clock() - self.start < self.delay:
             return
+        self.shown = True
+        if self.tty:
+            self._rich_step(what)
+            return
         filled = WIDTH * (self.done - 1) // self.total
         bar = "#" * filled + "-" * (WIDTH - filled)
-        line = f"{self.label} [{bar}] {self.done}/{self.total} {what}"
-        if self.tty:
-            self.stream.write("\r\x1b[2K" + line)
-        else:
-            self.stream.write(line + "\n")
+        self.stream.write(f"{self.label} [{bar}] {self.done}/{self.total} {what}\n")
         self.stream.flush()
-        self.shown = True
 
     def close(self) -> None:
         """End the bar (a final newline on a terminal)."""
-        if self.shown and self.tty:
-            self.stream.write("\n")
-            self.stream.flush()
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
