@@ -434,6 +434,21 @@ def _tex_value(cell: Cell) -> str:
     return rf"\textbf{{{text}}}" if cell.bold else text
 
 
+def _tex_end(report: Report, signature: str) -> list[str]:
+    """The closing lines of ``table.tex``: rule, caption (REP-TEX) and the signature line."""
+    caption = " ".join(
+        p for p in [report.options.note, interval_caption(report), BOLD_CAPTION, MAIN_CAPTION] if p
+    )
+    return [
+        r"\bottomrule",
+        r"\end{tabular}",
+        rf"\caption{{{_tex_caption(caption)}}}",
+        r"\par\smallskip",
+        signature,
+        r"\end{table}",
+    ]
+
+
 def table_tex_compact(report: Report) -> str:
     r"""``table.tex`` with ``--tex-compact``: fits one column of a two-column paper (REP-TEX-COMPACT).
 
@@ -463,17 +478,7 @@ def table_tex_compact(report: Report) -> str:
             out.append(" & ".join([tex_escape(method), *(_tex_value(c) for c in cells)]) + r" \\")
             if any(c.interval is not None or c.suffix for c in cells):
                 out.append(" & ".join(["", *(_compact_second(c) for c in cells)]) + r" \\[1pt]")
-    caption = " ".join(
-        p for p in [report.options.note, interval_caption(report), BOLD_CAPTION, MAIN_CAPTION] if p
-    )
-    out += [
-        r"\bottomrule",
-        r"\end{tabular}",
-        rf"\caption{{{_tex_caption(caption)}}}",
-        r"\par\smallskip",
-        rf"{{\tiny\texttt{{{_breakable_typewriter(report.signature)}}}}}",
-        r"\end{table}",
-    ]
+    out += _tex_end(report, rf"{{\tiny\texttt{{{_breakable_typewriter(report.signature)}}}}}")
     return "\n".join(out) + "\n"
 
 
@@ -504,15 +509,5 @@ def table_tex(report: Report) -> str:
         lines.append(rf"\multicolumn{{{width}}}{{l}}{{\textit{{{tex_escape(table.title)}}}}} \\")
         for method, cells in table.rows:
             lines.append(" & ".join([tex_escape(method), *(_tex_cell(c) for c in cells)]) + r" \\")
-    caption = " ".join(
-        p for p in [report.options.note, interval_caption(report), BOLD_CAPTION, MAIN_CAPTION] if p
-    )
-    lines += [
-        r"\bottomrule",
-        r"\end{tabular}",
-        rf"\caption{{{_tex_caption(caption)}}}",
-        r"\par\smallskip",
-        rf"{{\footnotesize\texttt{{{_tex_typewriter(report.signature)}}}}}",
-        r"\end{table}",
-    ]
+    lines += _tex_end(report, rf"{{\footnotesize\texttt{{{_tex_typewriter(report.signature)}}}}}")
     return "\n".join(lines) + "\n"
