@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, NoReturn
 import attrs
 import numpy as np
 
-from prefixexec.adapters import ADAPTERS, AdapterOptions, InputError, parquet
+from prefixexec.adapters import ADAPTERS, AdapterOptions, InputError, limits, parquet
 from prefixexec.adapters.parquet import Batch, Unit
 from prefixexec.adapters.records import STDIN, iter_file, record_chunks, repeated_key_message
 from prefixexec.kernel import Rollout
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from distributed import Client
 
 #: Rollouts per batch when streaming JSONL records.
-RECORD_CHUNK = 1 << 14
+RECORD_CHUNK = 1 << 16
 #: Adapters that stream (and that ``--engine dask`` can shard).
 STREAMING = ("records", "parquet")
 
@@ -75,6 +75,11 @@ def _raise_repeat(batch: Batch, row: int, locate: Locator) -> NoReturn:
 def add_batch(state: AccumulatorSet, batch: Batch, locate: Locator) -> AccumulatorSet:
     """``state`` merged with the batch's rollouts; InputError names the batch's first fault."""
     rollouts = batch.rollouts
+    bounded = limits.first_array_fault(rollouts)  # HOSTILE-ROLLOUT: every adapter's rows
+    if bounded is not None:
+        row, what = bounded
+        add_batch(state, attrs.evolve(batch, rollouts=rollouts.head(row), error=None), locate)
+        raise InputError(batch.where(row), what)
     try:
         part = accumulate(rollouts)
     except (RowError, DuplicateRollout) as exc:
@@ -118,11 +123,11 @@ def record_batches(paths: Sequence[str], chunk: int | None = None) -> Iterator[B
 def _records_locator(paths: Sequence[str]) -> Locator:
     def locate(key: Key, batch: Batch, row: int) -> str:
         stop = batch.where(row)
-        for path in paths[: batch.path_index + 1]:
+        for index, path in enumerate(paths[: batch.path_index + 1]):
             if path == STDIN:
                 continue
             for where, rollout in iter_file(path):
-                if where == stop:
+                if index == batch.path_index and where == stop:
                     break
                 c = rollout.condition
                 if (c.dataset, c.model, c.method, rollout.task_id, rollout.trial) == key:
@@ -154,6 +159,9 @@ def input_batches(
     adapter: str, paths: Sequence[str], options: AdapterOptions
 ) -> tuple[Iterable[Batch], Locator]:
     """The input as batches, and how to find where a repeated key was first seen."""
+    for path in paths:
+        if path != STDIN:
+            limits.check_input_file(path)  # HOSTILE-DEVICE, HOSTILE-LOOP
     if adapter == "parquet":
         return _parquet_batches(paths), _parquet_locator(paths)
     if adapter == "records":
