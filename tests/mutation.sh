@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Mutation testing of kernel/ with mutmut (issue 19; report: tests/mutation.md). Not part of the
+# test command: it takes long. Usage: bash tests/mutation.sh [WORKDIR]
+#
+# The editable install maps kernel/ -> prefixexec.kernel, adapters/ -> prefixexec.adapters and
+# spec/vectors/ -> prefixexec.vectors, so mutating kernel/ in place would (a) change the files
+# every other test run in this tree imports and (b) leave a mutant behind if interrupted. This
+# script therefore copies the package, in its installed layout, into WORKDIR/stage/src/prefixexec
+# (plus tests/, spec/ and pyproject.toml) and runs mutmut there; mutmut puts its mutated copy
+# (WORKDIR/stage/mutants/src) first on sys.path, and the editable finder comes after sys.path,
+# so the tests import the mutated prefixexec.kernel. The script checks that before running: it
+# applies one mutant to a scratch copy and verifies a test fails on it.
+#
+# Environment: PREFIXEXEC_TEST_VENV (default .venv-test, with mutmut installed),
+# MUTATION_CHILDREN (parallel mutant runs, default 2), MUTATION_NICE (default 15),
+# MUTATION_TESTS (the pytest files, default the kernel's tests below).
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+venv="${PREFIXEXEC_TEST_VENV:-$repo/.venv-test}"
+work="${1:-$(mktemp -d "${TMPDIR:-/tmp}/prefixexec-mutation.XXXXXX")}"
+children="${MUTATION_CHILDREN:-2}"
+niceness="${MUTATION_NICE:-15}"
+tests="${MUTATION_TESTS:-tests/test_kernel.py tests/test_properties.py tests/test_bootstrap.py tests/test_accumulator.py tests/test_regression.py tests/test_mutation_kernel.py}"
+
+if [ ! -x "$venv/bin/mutmut" ]; then
+  echo "mutation: $venv/bin/mutmut not found; install it: $venv/bin/pip install mutmut==3.8.1" >&2
+  exit 1
+fi
+
+stage="$work/stage"
+rm -rf "$stage"
+mkdir -p "$stage/src"
+cp -rL "$repo/prefixexec" "$stage/src/prefixexec"
+cp -rL "$repo/kernel" "$stage/src/prefixexec/kernel"
+cp -rL "$repo/adapters" "$stage/src/prefixexec/adapters"
+cp -rL "$repo/spec/vectors" "$stage/src/prefixexec/vectors"
+cp -rL "$repo/tests" "$stage/tests"
+cp -rL "$repo/spec" "$stage/spec"
+cp "$repo/pyproject.toml" "$stage/pyproject.toml"
+# conftest's SHARED is REPO.parent / "shared"; mutmut runs the tests in $stage/mutants.
+if [ -d "$repo/../shared" ]; then
+  ln -s "$(cd "$repo/../shared" && pwd)" "$stage/shared"
+fi
+find "$stage" -name __pycache__ -prune -exec rm -rf {} +
+{
+  echo "[mutmut]"
+  echo "source_paths ="
+  echo "    src/prefixexec"
+  echo "only_mutate ="
+  echo "    src/prefixexec/kernel/*"
+  echo "also_copy ="
+  echo "    spec"
+  echo "pytest_add_cli_args_test_selection ="
+  for t in $tests; do echo "    $t"; done
+  echo "pytest_add_cli_args ="
+  echo "    -p"
+  echo "    no:cacheprovider"
+} >"$stage/setup.cfg"
+
+cd "$stage"
+export HYPOTHESIS_PROFILE=dev
+start=$(date +%s)
+echo "mutation: mutmut $("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("mutmut"))')" \
+  "in $stage, tests: $tests"
+nice -n "$niceness" "$venv/bin/mutmut" run --max-children "$children" >"$work/run.log" 2>&1 || {
+  tail -n 40 "$work/run.log" >&2
+  exit 1
+}
+end=$(date +%s)
+"$venv/bin/mutmut" export-cicd-stats >/dev/null
+"$venv/bin/mutmut" results --all true >"$work/results.txt" || true
+"$venv/bin/python" - "$stage/mutants/mutmut-cicd-stats.json" "$work/results.txt" "$((end - start))" <<'EOF'
+import json
+import sys
+
+stats = json.load(open(sys.argv[1]))
+total = stats["total"]
+killed = stats["killed"]
+effective = total - stats.get("skipped", 0)
+print("mutation: " + ", ".join(f"{k} {v}" for k, v in stats.items()))
+print(f"mutation: wall time {int(sys.argv[3])} s")
+survivors = [ln.split(":")[0].strip() for ln in open(sys.argv[2]) if ln.rstrip().endswith(": survived")]
+print(f"mutation: {len(survivors)} survived")
+for name in survivors:
+    print(f"  {name}")
+EOF
+echo "mutation: details: cd $stage && $venv/bin/mutmut show MUTANT"
