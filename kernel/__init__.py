@@ -35,6 +35,7 @@ from .estimators import (
     ter,
 )
 from .metrics import ConditionMetrics, compute_metrics
+from .monitor import PrefixMonitor, Verdict
 from .replay import Accepted, Outcome, Rejected, Semantics, first_error_depth, replay
 
 __all__ = [
@@ -51,10 +52,12 @@ __all__ = [
     "Label",
     "NoToolAction",
     "Outcome",
+    "PrefixMonitor",
     "Rejected",
     "Rollout",
     "Semantics",
     "ToolCall",
+    "Verdict",
     "auc_pec",
     "auc_pec_area",
     "compute_metrics",
