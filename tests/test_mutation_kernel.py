@@ -24,6 +24,7 @@ from prefixexec.kernel import (
     LABEL_ORDER,
     Accepted,
     Cohort,
+    ConditionKey,
     Label,
     Outcome,
     Rejected,
@@ -33,6 +34,7 @@ from prefixexec.kernel import (
 )
 from prefixexec.kernel import bootstrap as boot
 from prefixexec.kernel import estimators as est
+from prefixexec.kernel.accumulator import AccumulatorSet, RolloutArrays, accumulate
 from prefixexec.kernel.actions import Action, ToolCall
 from prefixexec.kernel.replay import first_error_depth
 
@@ -205,3 +207,55 @@ def test_ratio_rounds_once_and_leaves_out_zero_denominators() -> None:
     # Mixed: float numerators with object denominators take the exact path too.
     mixed = boot._ratio(np.array([1.0, 2.0]), np.array([4, 0], dtype=object))
     assert mixed.dtype == np.float64 and mixed[0] == 0.25 and np.isnan(mixed[1])
+
+
+# ---------------------------------------------------------------------------------------------
+# ACC-BATCH: which (task, trial) keys an accumulator has seen
+
+
+@pytest.mark.spec("ACC-BATCH", "REC-UNIQUE")
+@given(
+    seen=st.sets(st.tuples(st.integers(0, 3), st.integers(0, 12)), min_size=1, max_size=20),
+    queries=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 14)), min_size=1, max_size=20),
+    offset=st.sampled_from([0, 2**61]),  # 2**61: the task-by-task search (keys would overflow)
+)
+def test_accumulator_contains_is_set_membership(
+    seen: set[tuple[int, int]], queries: list[tuple[int, int]], offset: int
+) -> None:
+    keys = [ConditionKey("d", "m", "x")]
+    rows = sorted(seen)
+    n = len(rows)
+    batch = RolloutArrays(
+        keys,
+        [0] * n,
+        [f"t{i}" for i in range(4)],
+        [t for t, _ in rows],
+        [offset + trial for _, trial in rows],
+        [1] * n,
+        [2] * n,
+        [True] * n,
+        [-1] * n,
+    )
+    acc = accumulate(batch).as_dict()[keys[0]]
+    names = ["t2", "zz", "t0", "t3", "t1", "t4"]  # "zz" and "t4" were never seen
+    task = np.array([q for q, _ in queries], dtype=np.int64)
+    trial = np.array([offset + tr for _, tr in queries], dtype=np.int64)
+    found = acc.contains(names, task, trial)
+    want = [
+        names[q] not in ("zz", "t4") and (int(names[q][1:]), tr) in seen for q, tr in queries
+    ]
+    assert found.tolist() == want
+    # AccumulatorSet.first_repeat: the first query row already seen, or None.
+    query = RolloutArrays(
+        keys,
+        [0] * len(queries),
+        names,
+        task.tolist(),
+        trial.tolist(),
+        [1] * len(queries),
+        [2] * len(queries),
+        [True] * len(queries),
+        [-1] * len(queries),
+    )
+    first = AccumulatorSet([(keys[0], acc)]).first_repeat(query)
+    assert first == (want.index(True) if any(want) else None)
