@@ -77,3 +77,9 @@ def records_of(items: list[tuple[Outcome, bool]], **key: Any) -> list[dict[str, 
 
 
 __all__ = ["cohort_of", "cohorts", "common_horizon_cohorts", "label_code", "np", "outcomes", "records_of"]
+
+
+@st.composite
+def monitor_cuts(draw: st.DrawFn, actions: Any) -> Any:
+    """A prefix of ``actions`` (a tuple) of drawn length, possibly empty (the no-tool action)."""
+    return tuple(actions)[: draw(st.integers(0, len(actions)))]
