@@ -12,6 +12,8 @@
 # reinstalls), and mypy and the Coq proofs run while pytest runs (their output is printed
 # after pytest's; the script fails when any step fails).
 set -euo pipefail
+SECONDS=0
+step() { echo "== $1 (at ${SECONDS} s)"; }
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 venv="${PREFIXEXEC_TEST_VENV:-$repo/.venv-test}"
@@ -22,9 +24,9 @@ fi
 stamp="$venv/.prefixexec-install-stamp"
 want="$( { cat pyproject.toml; echo "$pins"; "$venv/bin/python" -VV; } | sha256sum | cut -d' ' -f1)"
 if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && "$venv/bin/python" -c "import prefixexec.cli, xdist" 2>/dev/null; then
-  echo "== installation up to date ($stamp)"
+  step "installation up to date ($stamp)"
 else
-  echo "== installing (pip)"
+  step "installing (pip)"
   rm -f "$stamp"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check -U pip
   "$venv/bin/python" -m pip install -q --disable-pip-version-check -e ".[test]"
@@ -33,12 +35,12 @@ else
   echo "$want" > "$stamp"
 fi
 
-echo "== ruff"
+step "ruff"
 "$venv/bin/ruff" check kernel adapters prefixexec tests benchmarks
 if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
   # tests/test_report_html.py opens report.html in headless Chromium (Debian package `chromium`);
   # tests/test_report_drill.py drives it through Selenium and Debian's `chromium-driver`.
-  echo "== installing chromium and chromium-driver (apt)"
+  step "installing chromium and chromium-driver (apt)"
   as_root=""
   if [ "$(id -u)" -ne 0 ]; then as_root="sudo"; fi
   $as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
@@ -56,7 +58,7 @@ if [ -f "$repo/proofs/check.sh" ]; then
   proofs_pid=$!
 fi
 
-echo "== pytest"
+step "pytest"
 status=0
 workers="${PREFIXEXEC_TEST_WORKERS:-auto}"
 parallel=()
@@ -64,10 +66,11 @@ if [ "$workers" != "0" ]; then parallel=(-n "$workers"); fi
 HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-ci}" "$venv/bin/pytest" -p no:cacheprovider "${parallel[@]}" "$@" \
   || status=$?
 
-echo "== mypy --strict (kernel/, adapters/, prefixexec/)"
+step "mypy --strict (kernel/, adapters/, prefixexec/), run beside pytest"
 if wait "$mypy_pid"; then cat "$logs/mypy"; else cat "$logs/mypy"; echo "mypy FAILED"; status=1; fi
 if [ -n "$proofs_pid" ]; then
-  echo "== Coq proofs"
+  step "Coq proofs, run beside pytest"
   if wait "$proofs_pid"; then cat "$logs/proofs"; else cat "$logs/proofs"; echo "Coq proofs FAILED"; status=1; fi
 fi
+step "done, status $status"
 exit "$status"
