@@ -12,6 +12,27 @@ from typing import TYPE_CHECKING, Any
 
 from prefixexec._version import __version__
 
+
+def _checkout_path(package_path: list[str]) -> list[str]:
+    """API-CHECKOUT: imported from a checkout's ``prefixexec/`` folder (the current directory
+    shadows any installed copy), ``prefixexec.kernel``, ``.adapters`` and ``.vectors`` live in
+    the sibling folders ``kernel/``, ``adapters/`` and ``spec/vectors/``, as pyproject's
+    package-dir maps them: search the checkout root and ``spec/`` too. An installed package
+    (kernel inside it) is left as it is."""
+    import os
+
+    here = package_path[0] if package_path else ""
+    root = os.path.dirname(os.path.abspath(here))
+    if os.path.isfile(os.path.join(here, "kernel", "__init__.py")) or not os.path.isfile(
+        os.path.join(root, "kernel", "__init__.py")
+    ):
+        return package_path
+    extra = [root, os.path.join(root, "spec")]
+    return package_path + [p for p in extra if p not in package_path]
+
+
+__path__ = _checkout_path(list(__path__))
+
 if TYPE_CHECKING:
     from prefixexec.adapters import ADAPTERS, InputError
     from prefixexec.adapters.records import read_records

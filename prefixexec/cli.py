@@ -120,6 +120,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     score.add_argument("--output", metavar="PATH", help="write the output to PATH instead of stdout")
     add_engine_options(score)
     add_rollouts_option(score)
+    add_quiet_option(score)
 
     compare = sub.add_parser(
         "compare", help="paired differences of conditions against a baseline condition, on shared tasks"
@@ -139,6 +140,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     compare.add_argument("--output", metavar="PATH", help="write the output to PATH instead of stdout")
     add_engine_options(compare)
     add_rollouts_option(compare)
+    add_quiet_option(compare)
 
     sub.add_parser("adapters", help="list the adapters and what each reads")
     for plugin in _plugin_commands(command):
@@ -151,7 +153,10 @@ def add_adapter_options(parser: argparse.ArgumentParser) -> None:
     from prefixexec.adapters import ADAPTERS
 
     parser.add_argument(
-        "--adapter", default="records", choices=sorted(ADAPTERS), help="input format (default: records)"
+        "--adapter",
+        default="auto",
+        choices=["auto", *sorted(ADAPTERS)],
+        help="input format (default: auto, detected from each file's name and first bytes; DETECT-*)",
     )
     parser.add_argument("--model", help="model name, for adapters whose input does not carry it")
     parser.add_argument("--method", help="method name, for adapters whose input does not carry it")
@@ -184,6 +189,11 @@ def add_adapter_options(parser: argparse.ArgumentParser) -> None:
         help="keep rollouts whose KEY (dataset, model, method, task_id) matches GLOB, or is listed in "
         "@FILE (one per line); repeatable (spec OUT-SELECT)",
     )
+
+
+def add_quiet_option(parser: argparse.ArgumentParser) -> None:
+    """``--quiet``: no progress and no notices on stderr (errors are still written; PROGRESS-QUIET)."""
+    parser.add_argument("--quiet", action="store_true", help="no progress bar or notices on stderr")
 
 
 def add_rollouts_option(parser: argparse.ArgumentParser) -> None:
@@ -482,6 +492,34 @@ def _adapters(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def resolve_adapter(args: argparse.Namespace) -> None:
+    """``--adapter auto``: the adapter detected from the input files, said on stderr (DETECT-ONE)."""
+    if getattr(args, "adapter", None) != "auto" or not hasattr(args, "files"):
+        return
+    from prefixexec.adapters.detect import resolve
+
+    args.adapter_detected = True
+    args.adapter, found = resolve(args.files)
+    # Records, the format read before detection existed, is read without a word (DETECT-NOTICE).
+    if args.adapter != "records" and not getattr(args, "quiet", False):
+        for path, _ in found:
+            notice = f"prefixexec: reading {path} as {args.adapter} (detected; --adapter to choose)\n"
+            sys.stderr.write(notice)
+
+
+def adapter_hint(args: argparse.Namespace) -> str:
+    """After an input error with a chosen adapter: what the file looks like instead (DETECT-HINT)."""
+    adapter = getattr(args, "adapter", None)
+    if adapter in (None, "auto") or getattr(args, "adapter_detected", False):
+        return ""
+    if not getattr(args, "files", None):
+        return ""
+    from prefixexec.adapters.detect import hint
+
+    found = hint(adapter, args.files)
+    return "" if found is None else f"; {found}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 differences found, 2 bad input)."""
     words = sys.argv[1:] if argv is None else list(argv)
@@ -500,9 +538,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     from prefixexec.adapters import InputError
 
     try:
+        resolve_adapter(args)
         return handlers[args.command](args)
     except InputError as exc:
-        sys.stderr.write(f"prefixexec: error: {exc}\n")
+        sys.stderr.write(f"prefixexec: error: {exc}{adapter_hint(args)}\n")
+        return EXIT_INPUT
+    except ImportError as exc:  # an optional dependency's extra is not installed (API-EXTRAS)
+        from prefixexec.extras import missing_extra_message
+
+        message = missing_extra_message(exc)
+        if message is None:
+            raise
+        sys.stderr.write(f"prefixexec: error: {message}\n")
         return EXIT_INPUT
     except BrokenPipeError:
         return EXIT_OK

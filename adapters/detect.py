@@ -1,0 +1,290 @@
+"""``--adapter auto``: which adapter reads a file, from its path and first bytes (spec: DETECT-*).
+
+:func:`detect` looks at one input (file, directory or ``-``) and returns a :class:`Detection`
+(the adapter and why), or raises :class:`InputError` saying what the input looks like when no
+adapter reads it. :func:`resolve` detects every input of a command and requires one adapter
+for all of them. :func:`hint` explains a failure of an explicitly chosen adapter: what the
+file looks like and which ``--adapter`` reads it.
+
+Only the first bytes of a file are read (at most :data:`HEAD_BYTES`); standard input is peeked
+at (its first line, or all of it when the first line is not a whole JSON value) and put back.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .errors import InputError
+
+STDIN = "-"
+#: The adapter of an empty input: none of its own (DETECT-EMPTY).
+EMPTY = ""
+#: Bytes read from the start of a file to recognise it.
+HEAD_BYTES = 1 << 20
+PARQUET_MAGIC = b"PAR1"
+ZIP_MAGIC = b"PK\x03\x04"
+GZIP_MAGIC = b"\x1f\x8b"
+#: BFCL result files: ``BFCL_v<N>_<category>_result.json`` (DETECT-NAME).
+BFCL_NAME = re.compile(r"^BFCL_v\d+_.+_result\.json$")
+TOOLSANDBOX_SUMMARY = "result_summary.json"
+
+#: How each adapter's input is called in messages.
+FORMATS = {
+    "records": "prefixexec JSONL records",
+    "chat": "chat transcripts (JSONL lines with messages)",
+    "taubench": "a tau-bench results file",
+    "toolsandbox": "a ToolSandbox run",
+    "inspect": "an inspect_ai log",
+    "bfcl": "a BFCL result file",
+    "parquet": "a Parquet outcome table",
+}
+
+
+@attrs.frozen(slots=True)
+class Detection:
+    """The adapter that reads an input, and what in the input said so."""
+
+    adapter: str
+    why: str
+
+
+def _head(path: str) -> bytes:
+    try:
+        with Path(path).open("rb") as handle:
+            return handle.read(HEAD_BYTES)
+    except FileNotFoundError:
+        raise InputError(path, "no such file") from None
+    except PermissionError:
+        raise InputError(path, "permission denied") from None
+    except OSError as exc:
+        raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
+
+
+def _top_level_keys(text: str) -> list[str]:
+    """The keys of the JSON object that ``text`` starts with, in order, as far as ``text`` goes.
+
+    A key whose value is cut off by the end of ``text`` is still listed (a file's head holds the
+    first keys of a document too large to read here).
+    """
+    decoder = json.JSONDecoder()
+    keys: list[str] = []
+    i = 1  # after "{"
+    n = len(text)
+    whitespace = " \t\r\n"
+    while True:
+        while i < n and text[i] in whitespace:
+            i += 1
+        if i >= n or text[i] != '"':
+            return keys
+        try:
+            key, i = decoder.raw_decode(text, i)
+        except ValueError:
+            return keys
+        keys.append(str(key))
+        while i < n and text[i] in whitespace + ":":
+            i += 1
+        try:
+            _, i = decoder.raw_decode(text, i)
+        except ValueError:
+            return keys
+        while i < n and text[i] in whitespace:
+            i += 1
+        if i >= n or text[i] != ",":
+            return keys
+        i += 1
+
+
+def _line_object(keys: set[str]) -> Detection | None:
+    """DETECT-LINES: a JSON object on one line: a record, a chat line, a BFCL entry, or a whole log."""
+    if "outcome" in keys or "actions" in keys:
+        return Detection("records", "JSON lines with 'outcome' or 'actions'")
+    if "messages" in keys:
+        return Detection("chat", "JSON lines with 'messages'")
+    if "id" in keys and "result" in keys:
+        return Detection("bfcl", "JSON lines with 'id' and 'result' (BFCL entries)")
+    return _document_object(keys)
+
+
+def _document_object(keys: set[str]) -> Detection | None:
+    """DETECT-JSON: a JSON object document: an inspect log or a tau2 results file."""
+    if "eval" in keys and ({"samples", "results", "status", "version"} & keys):
+        return Detection("inspect", "a JSON object with 'eval' (an inspect_ai .json log)")
+    if "simulations" in keys or ("info" in keys and "tasks" in keys):
+        return Detection("taubench", "a JSON object with 'simulations' (tau2 results)")
+    return None
+
+
+def _list_document(text: str) -> Detection | None:
+    """DETECT-JSON: a JSON list whose first element is a tau-bench v1 result."""
+    body = text.lstrip()[1:].lstrip()
+    if not body.startswith("{"):
+        return None
+    keys = set(_top_level_keys(body))
+    if "task_id" in keys and ({"reward", "traj", "info", "trial"} & keys):
+        return Detection("taubench", "a JSON list of results with 'task_id' and 'reward' (tau-bench v1)")
+    return None
+
+
+def detect_text(name: str, text: str) -> Detection:
+    """DETECT-LINES, DETECT-JSON: the adapter of a text input from its beginning."""
+    body = text.lstrip("\ufeff \t\r\n")
+    if not body:
+        return Detection(EMPTY, "empty: takes the format of the other inputs (records when all are empty)")
+    first_line = body.split("\n", 1)[0].strip()
+    if body[0] == "[":
+        found = _list_document(body)
+        if found is not None:
+            return found
+        raise InputError(
+            name, "is a JSON list, but not of tau-bench results (no 'task_id' and 'reward'); choose --adapter"
+        )
+    if body[0] != "{":
+        raise InputError(
+            name,
+            "is neither JSON lines nor a JSON document, Parquet or an .eval log: no adapter reads it "
+            "(DETECT-UNKNOWN; 'prefixexec adapters' lists the formats, --adapter chooses one)",
+        )
+    try:
+        value: Any = json.loads(first_line)
+    except ValueError:
+        value = None
+    if isinstance(value, dict):
+        found = _line_object(set(value))
+    else:
+        found = _document_object(set(_top_level_keys(body)))
+    if found is not None:
+        return found
+    raise InputError(
+        name,
+        "is JSON, but of no format an adapter reads (records have 'outcome' or 'actions', chat lines "
+        "'messages', inspect logs 'eval', tau2 results 'simulations'); choose one with --adapter",
+    )
+
+
+def detect(path: str) -> Detection:
+    """The adapter that reads ``path`` (DETECT-*); InputError saying what it looks like otherwise."""
+    if path == STDIN:
+        return detect_stdin()
+    p = Path(path)
+    if p.is_dir():
+        if (p / TOOLSANDBOX_SUMMARY).is_file():
+            return Detection("toolsandbox", f"a directory with {TOOLSANDBOX_SUMMARY} (a ToolSandbox run)")
+        runs = (
+            sorted(c.name for c in p.iterdir() if (c / TOOLSANDBOX_SUMMARY).is_file()) if p.exists() else []
+        )
+        if runs:
+            raise InputError(
+                path, f"is a folder of ToolSandbox runs: pass the run directories ({', '.join(runs)})"
+            )
+        raise InputError(path, f"is a directory without {TOOLSANDBOX_SUMMARY}: no adapter reads it")
+    if p.name == TOOLSANDBOX_SUMMARY:
+        return Detection("toolsandbox", f"named {TOOLSANDBOX_SUMMARY} (a ToolSandbox run)")
+    head = _head(path)
+    if head.startswith(PARQUET_MAGIC):
+        return Detection("parquet", "starts with the Parquet magic PAR1")
+    if head.startswith(ZIP_MAGIC):
+        return Detection("inspect", "a ZIP archive (an inspect_ai .eval log)")
+    if head.startswith(GZIP_MAGIC):
+        raise InputError(
+            path, "is gzip-compressed: no adapter reads it compressed; decompress it first (gunzip)"
+        )
+    if BFCL_NAME.match(p.name):
+        return Detection("bfcl", "named BFCL_v<N>_<category>_result.json")
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 4:  # not just a character cut off at the end of the head
+            raise InputError(
+                path, "is neither text nor a Parquet, ZIP (.eval) file: cannot tell its format"
+            ) from None
+        text = head[: exc.start].decode("utf-8")
+    return detect_text(path, text)
+
+
+class _Prefixed(io.TextIOBase):
+    """A text stream that yields ``prefix`` and then the rest of ``stream`` (stdin, put back)."""
+
+    def __init__(self, prefix: str, stream: io.TextIOBase | Any) -> None:
+        super().__init__()
+        self._prefix = io.StringIO(prefix)
+        self._stream = stream
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> str:
+        if size is None or size < 0:
+            return self._prefix.read() + str(self._stream.read())
+        got = self._prefix.read(size)
+        return got if len(got) == size else got + str(self._stream.read(size - len(got)))
+
+    def readline(self, size: int | None = -1) -> str:
+        line = self._prefix.readline()
+        if line.endswith("\n") or (size is not None and 0 <= size <= len(line)):
+            return line
+        return line + str(self._stream.readline())
+
+    def __iter__(self) -> Iterator[str]:
+        return self
+
+    def __next__(self) -> str:
+        line = self.readline()
+        if not line:
+            raise StopIteration
+        return line
+
+
+def detect_stdin() -> Detection:
+    """DETECT-STDIN: detect from standard input's first line (all of it for a JSON document) and
+    put what was read back, so the adapter reads the whole input."""
+    stream = sys.stdin
+    first = stream.readline()
+    text = first
+    try:
+        json.loads(first)
+        whole = True
+    except ValueError:
+        whole = False
+    if not whole and first.strip() and first.lstrip()[:1] in "[{":
+        text = first + stream.read()  # a JSON document over several lines: the adapters read it whole
+    sys.stdin = _Prefixed(text, stream)
+    return detect_text("<stdin>", text)
+
+
+def resolve(paths: Sequence[str]) -> tuple[str, list[tuple[str, Detection]]]:
+    """DETECT-ONE: the one adapter that reads every input, with each input's detection."""
+    if not paths:
+        raise InputError("--adapter auto", "needs input files to detect their format; choose --adapter NAME")
+    found = [(path, detect(path)) for path in paths]
+    adapters = sorted({d.adapter for _, d in found if d.adapter != EMPTY}) or ["records"]
+    if len(adapters) > 1:
+        shown = "; ".join(f"{path}: {d.adapter}" for path, d in found)
+        raise InputError(
+            "input",
+            f"the files are of different formats ({shown}): "
+            "score each format on its own, or choose --adapter",
+        )
+    return adapters[0], [(path, d) for path, d in found if d.adapter != EMPTY]
+
+
+def hint(adapter: str, paths: Sequence[str]) -> str | None:
+    """DETECT-HINT: for a file that ``adapter`` could not read, what it looks like and the
+    ``--adapter`` that reads it (``None`` when every file looks like ``adapter``'s input)."""
+    for path in paths:
+        if path == STDIN:
+            continue
+        try:
+            found = detect(path)
+        except InputError:
+            continue
+        if found.adapter not in (adapter, EMPTY):
+            return f"{path} looks like {FORMATS[found.adapter]}, {found.why}: use --adapter {found.adapter}"
+    return None

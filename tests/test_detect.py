@@ -1,0 +1,263 @@
+"""``--adapter auto``: format detection over every fixture, stdin, mixtures and hints (spec: DETECT-*)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from prefixexec.adapters.detect import detect, resolve
+from prefixexec.adapters.errors import InputError
+from prefixexec.cli import main
+
+from conftest import REPO, SHARED
+
+SUMMARY = "result_summary.json"
+
+#: Every input under ../shared/fixtures and tests/data (relative to their common parent) and the
+#: adapter that reads it; None: not an input (documentation, licences, a table, a server log,
+#: gzip-compressed logs), refused with one error line. Written by hand from each file's
+#: documentation (SOURCE.md / README.md of its folder), not from the detector's output.
+EXPECTED: dict[str, str | None] = {
+    "shared/fixtures/inspect/2025-02-11T15-17-00-05-00_popularity_dPiJifoWeEQBrfWsAopzWr.eval": "inspect",
+    "shared/fixtures/inspect/2025-09-23T08-09-58-04-00_theory-of-mind_bbB4eRCx2rFJLyPH42Cj9r.eval": "inspect",
+    "shared/fixtures/inspect/LICENSE": None,
+    "shared/fixtures/inspect/SOURCE.md": None,
+    "shared/fixtures/inspect/"
+    "inst-logs_2025-04-07T11-00-30-05-00_arithmetic-with-tool_gKECTBvzvzgtPqQCd3cirF.json": "inspect",
+    "shared/fixtures/inspect/log_formats.json": "inspect",
+    "shared/fixtures/inspect/log_tool_call_error.json": "inspect",
+    "shared/fixtures/tau-bench-v1/LICENSE": None,
+    "shared/fixtures/tau-bench-v1/SOURCE.md": None,
+    "shared/fixtures/tau-bench-v1/gpt-4o-airline.json": "taubench",
+    "shared/fixtures/tau-bench-v1-retail/LICENSE": None,
+    "shared/fixtures/tau-bench-v1-retail/SOURCE.md": None,
+    "shared/fixtures/tau-bench-v1-retail/assertions-agent-none-0.1_range_0-100_6_18_2025.json": "taubench",
+    "shared/fixtures/tau-bench-v1-retail/"
+    "tool-calling-with-preconditions-and-python-none-0.1_range_0--1_user-none-llm_062"
+    "7144318.json": "taubench",
+    "shared/fixtures/tau2/2025-10-05T07-52-52.930199_telecom_llm_agent_grok-3_user_si"
+    "mulator_grok-3.json": "taubench",
+    "shared/fixtures/tau2/"
+    "2025-10-05T22-49-27.854079_telecom-workflow_llm_agent_grok-4_user_simulator_grok-4.json": "taubench",
+    "shared/fixtures/tau2/"
+    "2025-10-13T11-33-36.494859_airline_llm_agent_grok-3-mini_user_simulator_grok-3-mini.json": "taubench",
+    "shared/fixtures/tau2/LICENSE": None,
+    "shared/fixtures/tau2/SOURCE.md": None,
+    "shared/fixtures/tau2/hotel_calle_full_10_tasks.json": "taubench",
+    "main/tests/data/bfcl/README.md": None,
+    "main/tests/data/bfcl/real/LICENSE": None,
+    "main/tests/data/bfcl/real/SOURCE.md": None,
+    "main/tests/data/bfcl/real/openai_gpt-oss-20b/multi_turn/BFCL_v4_multi_turn_base_result.json": "bfcl",
+    "main/tests/data/bfcl/result/demo-model/multi_turn/BFCL_v4_multi_turn_miss_func_result.json": "bfcl",
+    "main/tests/data/bfcl/result/demo-model-FC/multi_turn/BFCL_v4_multi_turn_base_result.json": "bfcl",
+    "main/tests/data/chat/transcripts.jsonl": "chat",
+    "main/tests/data/inspect/inspect_ai/LICENSE": None,
+    "main/tests/data/inspect/inspect_ai/SOURCE.md": None,
+    "main/tests/data/inspect/inspect_ai/log_message_deduplication.eval": "inspect",
+    "main/tests/data/inspect/inspect_scout/"
+    "2025-11-07T10-59-47-05-00_websearch-addition-problem_LqPDntDnkk4h2fSqQ8i6CE.eval": "inspect",
+    "main/tests/data/inspect/inspect_scout/LICENSE": None,
+    "main/tests/data/inspect/inspect_scout/SOURCE.md": None,
+    "main/tests/data/inspect/tiny_tools.eval": "inspect",
+    "main/tests/data/inspect/tiny_tools.json": "inspect",
+    "main/tests/data/inspect/vitals/2025-04-29T14-37-34-05-00_An-R-Eval_1da30c33406baede90d819.json.gz": None,
+    "main/tests/data/inspect/vitals/2025-04-29T14-38-09-05-00_An-R-Eval_db267f5e7251238aac6d76.json.gz": None,
+    "main/tests/data/inspect/vitals/LICENSE.md": None,
+    "main/tests/data/inspect/vitals/SOURCE.md": None,
+    "main/tests/data/paper_table2.csv": None,
+    "main/tests/data/taubench/README.md": None,
+    "main/tests/data/taubench/hotel-es.json": "taubench",
+    "main/tests/data/taubench/spanish-rules.toml": None,
+    "main/tests/data/toolsandbox/agent_gpt-4o-2024-05-13_user_gpt-4o-2024-05-13_12_02"
+    "_2026_10_00_00": "toolsandbox",
+    "main/tests/data/toolsandbox/agent_gpt-4o-2024-05-13_user_gpt-4o-2024-05-13_12_02_2026_10_00_00/"
+    "result_summary.json": "toolsandbox",
+    "main/tests/data/toolsandbox/hostile_run": "toolsandbox",
+    "main/tests/data/toolsandbox/hostile_run/result_summary.json": "toolsandbox",
+    "main/tests/data/toolsandbox-real/SOURCE.md": None,
+    "main/tests/data/toolsandbox-real/server.log": None,
+    "main/tests/data/toolsandbox-real/agent_NousResearch/"
+    "Hermes-2-Pro-Mistral-7B_user_cli_user_12_03_2026_02_02_51": "toolsandbox",
+    "main/tests/data/toolsandbox-real/agent_NousResearch/Hermes-2-Pro-Mistral-7B_user_cli_user_12_03_2026_02_02_51/"
+    "result_summary.json": "toolsandbox",
+    "main/tests/data/toolsandbox-real/agent_Unhelpful_user_cli_user_12_03_2026_02_03_19": "toolsandbox",
+    "main/tests/data/toolsandbox-real/agent_Unhelpful_user_cli_user_12_03_2026_02_03_19/"
+    "result_summary.json": "toolsandbox",
+    "main/tests/data/toolsandbox-real/agent_cli_agent_user_cli_user_12_03_2026_02_03_36": "toolsandbox",
+    "main/tests/data/toolsandbox-real/agent_cli_agent_user_cli_user_12_03_2026_02_03_36/"
+    "result_summary.json": "toolsandbox",
+}
+
+PARENT = REPO.parent
+assert REPO.name == "main" and SHARED == PARENT / "shared", "EXPECTED's keys assume ../shared beside main/"
+
+
+def fixture_inputs() -> list[Path]:
+    """Every file under the two fixture folders, a ToolSandbox run counted as its directory (and
+    its result_summary.json); the files inside a run's trajectories belong to the run."""
+    found: list[Path] = []
+    for base in (SHARED / "fixtures", REPO / "tests" / "data"):
+        assert base.is_dir(), f"fixture folder missing: {base}"
+        for path in sorted(base.rglob("*")):
+            inside_run = any((p / SUMMARY).is_file() for p in path.parents)
+            if path.is_dir():
+                if (path / SUMMARY).is_file():
+                    found.append(path)
+            elif not inside_run or path.name == SUMMARY:
+                found.append(path)
+    return found
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.spec("DETECT-MAGIC", "DETECT-NAME", "DETECT-JSON", "DETECT-LINES", "DETECT-UNKNOWN")
+def test_the_expected_list_is_every_fixture() -> None:
+    assert sorted(str(p.relative_to(PARENT)) for p in fixture_inputs()) == sorted(EXPECTED)
+
+
+@pytest.mark.slow
+@pytest.mark.spec(
+    "DETECT-MAGIC", "DETECT-NAME", "DETECT-JSON", "DETECT-LINES", "DETECT-UNKNOWN", "DETECT-ONE"
+)
+@pytest.mark.parametrize("relative", sorted(EXPECTED))
+def test_score_picks_the_right_adapter_for_every_fixture(
+    relative: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = str(PARENT / relative)
+    expected = EXPECTED[relative]
+    code, out, err = run(["score", "--bootstrap", "0", path], capsys)
+    if expected is None:
+        assert code == 2 and out == ""
+        assert err.count("\n") == 1 and err.startswith(f"prefixexec: error: {path}: "), err
+        return
+    notice = f"prefixexec: reading {path} as {expected} (detected; --adapter to choose)\n"
+    assert err.startswith(notice), err
+    # The same run as with the adapter named: same output, same status, same messages.
+    chosen = run(["score", "--bootstrap", "0", "--adapter", expected, path], capsys)
+    assert (code, out, err[len(notice) :]) == chosen
+
+
+@pytest.mark.spec("DETECT-NOTICE")
+def test_records_are_read_without_a_notice_and_quiet_silences_it(capsys: pytest.CaptureFixture[str]) -> None:
+    example = str(REPO / "examples" / "demo.jsonl")
+    code, out, err = run(["score", "--bootstrap", "0", example], capsys)
+    assert code == 0 and err == ""
+    assert (code, out) == run(["score", "--bootstrap", "0", "--adapter", "records", example], capsys)[:2]
+    chat = str(REPO / "tests" / "data" / "chat" / "transcripts.jsonl")
+    code, _, err = run(["score", "--bootstrap", "0", "--quiet", chat], capsys)
+    assert code == 0 and err == ""
+
+
+@pytest.mark.spec("DETECT-STDIN")
+@pytest.mark.parametrize(
+    ("source", "adapter", "extra"),
+    [
+        (REPO / "examples" / "demo.jsonl", "records", []),
+        (REPO / "tests" / "data" / "chat" / "transcripts.jsonl", "chat", []),
+        # a document over many lines; on stdin there is no file name to take the model from
+        (SHARED / "fixtures" / "tau-bench-v1" / "gpt-4o-airline.json", "taubench", ["--model", "gpt-4o"]),
+    ],
+)
+def test_stdin_is_detected_from_its_first_line_and_read_whole(
+    source: Path,
+    adapter: str,
+    extra: list[str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = source.read_text(encoding="utf-8")
+    monkeypatch.setattr("sys.stdin", io.StringIO(text))
+    code, out, err = run(["score", "--bootstrap", "0", *extra, "-"], capsys)
+    assert code == 0, err
+    if adapter != "records":
+        assert err.startswith(f"prefixexec: reading - as {adapter} (detected; --adapter to choose)\n")
+    monkeypatch.setattr("sys.stdin", io.StringIO(text))
+    assert (code, out) == run(["score", "--bootstrap", "0", *extra, "--adapter", adapter, "-"], capsys)[:2]
+    assert out.count("\n") > 3  # a table was printed
+
+
+@pytest.mark.spec("DETECT-MAGIC")
+def test_parquet_is_detected_by_its_magic_whatever_its_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    table = tmp_path / "runs.data"  # no telling extension: the first bytes decide
+    assert (
+        main(["convert", str(REPO / "examples" / "demo.jsonl"), "--output", str(tmp_path / "t.parquet")]) == 0
+    )
+    (tmp_path / "t.parquet").rename(table)
+    capsys.readouterr()
+    assert detect(str(table)).adapter == "parquet"
+    code, out, err = run(["score", "--bootstrap", "0", str(table)], capsys)
+    assert code == 0 and err.startswith(f"prefixexec: reading {table} as parquet")
+    assert out == run(["score", "--bootstrap", "0", str(REPO / "examples" / "demo.jsonl")], capsys)[
+        1
+    ].replace("adapter:records", "adapter:parquet")
+
+
+@pytest.mark.spec("DETECT-ONE")
+def test_files_of_different_formats_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    a = str(REPO / "examples" / "demo.jsonl")
+    b = str(REPO / "tests" / "data" / "chat" / "transcripts.jsonl")
+    code, out, err = run(["score", a, b], capsys)
+    assert code == 2 and out == ""
+    assert err == (
+        f"prefixexec: error: input: the files are of different formats ({a}: records; {b}: chat): "
+        "score each format on its own, or choose --adapter\n"
+    )
+
+
+@pytest.mark.spec("DETECT-EMPTY")
+def test_empty_files_take_the_format_of_the_others(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n\n", encoding="utf-8")
+    chat = str(REPO / "tests" / "data" / "chat" / "transcripts.jsonl")
+    adapter, found = resolve([str(empty), chat])
+    assert adapter == "chat" and [p for p, _ in found] == [chat]
+    assert resolve([str(empty)])[0] == "records"
+
+
+@pytest.mark.spec("DETECT-HINT")
+def test_a_chosen_adapter_that_cannot_read_a_file_names_the_one_that_can(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = str(SHARED / "fixtures" / "tau-bench-v1" / "gpt-4o-airline.json")
+    code, out, err = run(["score", "--adapter", "records", path], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith(f"prefixexec: error: {path}:")
+    assert err.endswith(
+        f"; {path} looks like a tau-bench results file, a JSON list of results with 'task_id' "
+        "and 'reward' (tau-bench v1): use --adapter taubench\n"
+    )
+
+
+@pytest.mark.spec("DETECT-JSON", "DETECT-LINES", "DETECT-UNKNOWN")
+@pytest.mark.parametrize(
+    ("text", "adapter"),
+    [
+        ('{"dataset": "d", "outcome": {"T": 1, "fed": 2}}\n', "records"),
+        ('{"task_id": "t", "messages": []}\n', "chat"),
+        ('{"id": "multi_turn_base_0", "result": []}\n', "bfcl"),
+        (json.dumps({"info": {}, "tasks": [], "simulations": []}, indent=1), "taubench"),
+        (json.dumps({"simulations": []}) + "\n", "taubench"),
+        (json.dumps([{"task_id": 0, "reward": 1.0, "traj": []}], indent=2), "taubench"),
+        (json.dumps({"version": 2, "status": "success", "eval": {}, "samples": []}, indent=2), "inspect"),
+        ('{"something": "else"}\n', None),
+        ("[1, 2, 3]\n", None),
+        ("dataset,model\n", None),
+    ],
+)
+def test_text_rules(text: str, adapter: str | None, tmp_path: Path) -> None:
+    path = tmp_path / "input.json"
+    path.write_text(text, encoding="utf-8")
+    if adapter is None:
+        with pytest.raises(InputError):
+            detect(str(path))
+    else:
+        assert detect(str(path)).adapter == adapter

@@ -1,0 +1,234 @@
+"""Installed copies of the package, in fresh virtual environments (spec: API-CHECKOUT, API-EXTRAS).
+
+The wheel is built once from a copy of the checkout (with pip's build isolation: setuptools
+comes from pip's cache or PyPI). Each environment is made with ``venv --without-pip`` and the
+wheel installed into it with ``--no-deps`` by this interpreter's pip; its dependencies are the
+already-installed distributions of the test environment, made visible through a ``.pth`` file:
+all of them (the ``[all]`` install), or only the core requirements and what they require
+(symbolic links to just those distributions' files), so no download is needed.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+pytestmark = pytest.mark.slow
+
+HEAVY = ("matplotlib", "pyarrow", "dask", "distributed", "pandas", "polars")
+
+
+def _run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env, timeout=600)
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project's wheel, built from a copy of the checkout (never writes into the checkout)."""
+    root = tmp_path_factory.mktemp("source")
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", ".mypy_cache", "build")
+    for name in ("prefixexec", "kernel", "adapters", "spec"):
+        shutil.copytree(REPO / name, root / name, ignore=ignore)
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(REPO / name, root / name)
+    out = tmp_path_factory.mktemp("wheel")
+    done = _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "-w",
+            str(out),
+            ".",
+        ],
+        root,
+    )
+    assert done.returncode == 0, done.stderr
+    (found,) = out.glob("prefix_executability-*.whl")
+    return found
+
+
+def _venv(path: Path, wheel: Path, dependencies: Path) -> Path:
+    """A fresh environment with the wheel installed (no dependencies) and ``dependencies`` on its path."""
+    done = _run([sys.executable, "-m", "venv", "--without-pip", str(path)], path.parent)
+    assert done.returncode == 0, done.stderr
+    python = path / "bin" / "python"
+    purelib = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], path)
+    site = Path(purelib.stdout.strip())
+    (site / "_prefixexec_test_dependencies.pth").write_text(f"{dependencies}\n", encoding="utf-8")
+    done = _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "-q",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "--no-index",
+            str(wheel),
+        ],
+        path,
+    )
+    assert done.returncode == 0, done.stderr
+    return python
+
+
+def _requirement_names(requirements: list[str] | None) -> list[str]:
+    """Names of the unconditional requirements (no extra, no environment marker that fails)."""
+    names = []
+    for requirement in requirements or []:
+        if "extra ==" in requirement:
+            continue
+        names.append(re.split(r"[\s<>=!~;\[(]", requirement, maxsplit=1)[0])
+    return names
+
+
+def core_distributions(wheel_requirements: list[str]) -> set[str]:
+    """The core requirements and everything they require, as installed here (transitively)."""
+    todo = _requirement_names(wheel_requirements)
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        key = name.lower().replace("_", "-")
+        if key in seen:
+            continue
+        seen.add(key)
+        todo.extend(_requirement_names(importlib.metadata.requires(name)))
+    return seen
+
+
+def _wheel_requirements(wheel: Path) -> list[str]:
+    import zipfile
+
+    with zipfile.ZipFile(wheel) as z:
+        (name,) = [n for n in z.namelist() if n.endswith(".dist-info/METADATA")]
+        text = z.read(name).decode("utf-8")
+    return [line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("Requires-Dist:")]
+
+
+def _stage(folder: Path, distributions: set[str]) -> Path:
+    """Symbolic links to the installed files of just ``distributions`` (top-level entries)."""
+    folder.mkdir()
+    for name in sorted(distributions):
+        dist = importlib.metadata.distribution(name)
+        base = Path(str(dist.locate_file("")))
+        for entry in {Path(str(f)).parts[0] for f in dist.files or []}:
+            if entry in ("..", "bin") or (folder / entry).exists():
+                continue
+            if (base / entry).exists():
+                (folder / entry).symlink_to(base / entry)
+    return folder
+
+
+def _records_file() -> Path:
+    return REPO / "examples" / "demo.jsonl"
+
+
+def _cli_score(python: Path, cwd: Path, path: Path) -> subprocess.CompletedProcess[str]:
+    return _run([str(python), "-m", "prefixexec", "score", "--json", "--bootstrap", "200", str(path)], cwd)
+
+
+@pytest.mark.spec("API-CHECKOUT")
+def test_non_editable_install_imports_from_the_checkout_root(wheel: Path, tmp_path: Path) -> None:
+    everything = Path(sysconfig.get_paths()["purelib"])  # the [all] dependencies (and more)
+    python = _venv(tmp_path / "venv", wheel, everything)
+    probe = (
+        "import prefixexec, prefixexec.kernel, prefixexec.adapters, prefixexec.vectors, prefixexec.cli;"
+        "print(prefixexec.__file__); print(prefixexec.kernel.__file__); print(prefixexec.ter([3, 4], [2, 3]))"
+    )
+    # From the root the checkout's prefixexec/ shadows the installed copy: it must still work.
+    here = _run([str(python), "-c", probe], REPO)
+    assert here.returncode == 0, here.stderr
+    lines = here.stdout.splitlines()
+    assert lines[0] == str(REPO / "prefixexec" / "__init__.py")
+    assert lines[1] == str(REPO / "kernel" / "__init__.py")
+    assert lines[2] == "0"  # hand count: FED 2 <= T 3 and 3 <= 4: neither rollout executable
+    # Elsewhere the installed copy is used, laid out as the wheel lays it out.
+    away = _run([str(python), "-c", probe], tmp_path)
+    assert away.returncode == 0, away.stderr
+    assert "site-packages" in away.stdout.splitlines()[1]
+    # python -m prefixexec from the root, and its output equals the test environment's.
+    done = _cli_score(python, REPO, _records_file())
+    assert done.returncode == 0, done.stderr
+    ours = _run(
+        [sys.executable, "-m", "prefixexec", "score", "--json", "--bootstrap", "200", str(_records_file())],
+        REPO,
+    )
+    assert ours.returncode == 0, ours.stderr
+    assert done.stdout == ours.stdout
+
+
+@pytest.mark.spec("API-EXTRAS")
+def test_core_install_scores_records_without_matplotlib_pyarrow_or_dask(wheel: Path, tmp_path: Path) -> None:
+    core = core_distributions(_wheel_requirements(wheel))
+    assert not {h for h in HEAVY if h in core}, core
+    python = _venv(tmp_path / "venv", wheel, _stage(tmp_path / "core", core))
+    for module in HEAVY:
+        absent = _run([str(python), "-c", f"import {module}"], tmp_path)
+        assert absent.returncode == 1 and "ModuleNotFoundError" in absent.stderr, module
+    scored = _run(
+        [
+            str(python),
+            "-c",
+            f"import prefixexec; s = prefixexec.score([{str(_records_file())!r}], bootstrap=200);"
+            "print(s.to_json(), end='')",
+        ],
+        tmp_path,
+    )
+    assert scored.returncode == 0, scored.stderr
+    cli = _cli_score(python, tmp_path, _records_file())
+    assert cli.returncode == 0, cli.stderr
+    assert scored.stdout == cli.stdout
+    # A command that needs an extra: one line naming the pip install, exit 2.
+    out = tmp_path / "report"
+    report = _run(
+        [str(python), "-m", "prefixexec", "report", str(_records_file()), "--out", str(out)], tmp_path
+    )
+    assert report.returncode == 2, report.stderr
+    assert report.stderr.count("\n") == 1 and report.stderr.startswith("prefixexec: error: "), report.stderr
+    assert "pip install 'prefix-executability[report]'" in report.stderr
+    parquet = _run(
+        [
+            str(python),
+            "-m",
+            "prefixexec",
+            "convert",
+            str(_records_file()),
+            "--output",
+            str(tmp_path / "o.parquet"),
+        ],
+        tmp_path,
+    )
+    assert parquet.returncode == 2 and "pip install 'prefix-executability[parquet]'" in parquet.stderr, (
+        parquet.stderr
+    )
+    assert parquet.stderr.count("\n") == 1
+    frame = _run(
+        [
+            str(python),
+            "-c",
+            f"import prefixexec; prefixexec.score([{str(_records_file())!r}], bootstrap=0).to_pandas()",
+        ],
+        tmp_path,
+    )
+    assert frame.returncode == 1 and "pip install 'prefix-executability[pandas]'" in frame.stderr, (
+        frame.stderr
+    )
