@@ -68,6 +68,8 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         "steps": [("call", [("add", {"x": 1, "y": 2}), ("read_file", {"path": "/nope"})]), ("answer", "3")],
         "C": False,
     },
+    # the model raises after one good call: the sample ends in an error (only used where named)
+    "crash": {"steps": [("call", [("add", {"x": 0, "y": 0})]), ("crash", "provider down")], "C": False},
     "two_ok": {
         "steps": [
             ("call", [("add", {"x": 1, "y": 2})]),
@@ -137,6 +139,8 @@ def scripted_output(messages: list[ChatMessage], tools: Any, tool_choice: Any, c
     scenario = str(messages[0].text).split(":", 1)[1].strip()
     index = sum(1 for m in messages if isinstance(m, ChatMessageAssistant))
     kind, payload = SCENARIOS[scenario]["steps"][index]
+    if kind == "crash":
+        raise RuntimeError(payload)
     if kind == "answer":
         output = ModelOutput.from_content(model=MODEL, content=payload)
     else:
@@ -174,11 +178,11 @@ def run(tmp_path: Path, names: tuple[str, ...], log_format: str, **kwargs: Any) 
         max_samples=1,
         **kwargs,
     )
-    assert logs[0].status == "success", logs[0].error
+    assert logs[0].status == "success" or kwargs.get("fail_on_error") is False, logs[0].error
     return Path(logs[0].location)
 
 
-def cli_score(path: Path) -> dict[str, Any]:
+def cli_score(path: Path, *extra: str) -> dict[str, Any]:
     done = subprocess.run(
         [
             sys.executable,
@@ -190,6 +194,7 @@ def cli_score(path: Path) -> dict[str, Any]:
             "--scorer",
             "outcome",
             "--json",
+            *extra,
             str(path),
         ],
         capture_output=True,
@@ -209,15 +214,19 @@ def log_metrics(path: Path) -> dict[str, float]:
     return {name: m.value for name, m in found.metrics.items()}
 
 
+#: Every scenario whose sample ends without an error (inspect scores those).
+SCORED = tuple(name for name in SCENARIOS if name != "crash")
+
+
 @pytest.fixture(scope="module")
 def eval_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return run(tmp_path_factory.mktemp("eval"), tuple(SCENARIOS), "eval")
+    return run(tmp_path_factory.mktemp("eval"), SCORED, "eval")
 
 
-@pytest.mark.spec("INSP-SCORER-SAME", "INSP-METRICS", "INSP-METRIC-FLOAT")
+@pytest.mark.spec("INSP-SCORER-SAME", "INSP-SCORER-METRICS", "INSP-SCORER-FLOAT")
 @pytest.mark.parametrize("log_format", ["eval", "json"])
 def test_metrics_in_the_log_equal_prefixexec_score(log_format: str, eval_log: Path, tmp_path: Path) -> None:
-    path = eval_log if log_format == "eval" else run(tmp_path, tuple(SCENARIOS), "json")
+    path = eval_log if log_format == "eval" else run(tmp_path, SCORED, "json")
     metrics = log_metrics(path)
     expected = cli_score(path)
     exact = expected["exact"]
@@ -232,11 +241,11 @@ def test_metrics_in_the_log_equal_prefixexec_score(log_format: str, eval_log: Pa
     assert 0 < Fraction(exact["TER"]) < 1 and 0 < Fraction(exact["RR"]) < 1
 
 
-@pytest.mark.spec("INSP-SCORER-SAME", "INSP-SCORE")
+@pytest.mark.spec("INSP-SCORER-SAME", "INSP-SCORER-VALUE")
 def test_each_sample_score_is_the_adapters_rollout(eval_log: Path) -> None:
     rollouts = {r.task_id: r for r in il.read([str(eval_log)], AdapterOptions(scorer="outcome"))}
     log = read_eval_log(str(eval_log))
-    assert log.samples is not None and len(log.samples) == len(SCENARIOS)
+    assert log.samples is not None and len(log.samples) == len(SCORED)
     labels = set()
     for sample in log.samples:
         score = sample.scores["prefix_executability"]  # type: ignore[index]  # scored samples
@@ -251,7 +260,7 @@ def test_each_sample_score_is_the_adapters_rollout(eval_log: Path) -> None:
     assert labels == {None, "dependency", "schema", "state_consistency"}
 
 
-@pytest.mark.spec("INSP-SUCCESS-SCORER")
+@pytest.mark.spec("INSP-SCORER-SUCCESS")
 def test_without_a_success_scorer_rr_is_undefined(tmp_path: Path) -> None:
     path = run(tmp_path, ("ok", "recovered"), "eval", scorers=[prefix_executability()])
     metrics = log_metrics(path)
@@ -262,14 +271,14 @@ def test_without_a_success_scorer_rr_is_undefined(tmp_path: Path) -> None:
     assert all(s.scores["prefix_executability"].value["Y"] is None for s in log.samples)  # type: ignore[index,union-attr]  # dict values
 
 
-@pytest.mark.spec("INSP-EPOCHS")
+@pytest.mark.spec("INSP-SCORER-EPOCHS")
 def test_epochs_pooled_count_each_epoch_as_a_rollout(tmp_path: Path) -> None:
     from inspect_ai import Epochs
 
-    path = run(tmp_path, tuple(SCENARIOS), "eval", epochs=Epochs(2, "prefixexec/pool"))
+    path = run(tmp_path, SCORED, "eval", epochs=Epochs(2, "prefixexec/pool"))
     metrics = log_metrics(path)
     expected = cli_score(path)
-    assert expected["N"] == 2 * len(SCENARIOS)  # 10 scenarios x 2 epochs, as the run made them
+    assert expected["N"] == 2 * len(SCORED)  # 10 scenarios x 2 epochs, as the run made them
     assert metrics["ter"] == float(Fraction(expected["exact"]["TER"]))
     assert metrics["auc_pec"] == float(Fraction(expected["exact"]["AUC_PEC"]))
     assert metrics["mean_fed"] == float(Fraction(expected["exact"]["mean_FED"]))
@@ -277,14 +286,32 @@ def test_epochs_pooled_count_each_epoch_as_a_rollout(tmp_path: Path) -> None:
     assert metrics["rr_eligible"] == expected["RR_eligible"]
 
 
-@pytest.mark.spec("INSP-REGISTRY")
+@pytest.mark.spec("INSP-SCORER-ERRORS")
+def test_a_sample_that_errors_is_not_scored_by_inspect(tmp_path: Path) -> None:
+    path = run(tmp_path, ("ok", "recovered", "crash"), "eval", fail_on_error=False)
+    log = read_eval_log(str(path))
+    assert log.samples is not None
+    scored = sorted(str(s.id) for s in log.samples if s.scores and "prefix_executability" in s.scores)
+    assert scored == ["ok", "recovered"]  # inspect ran no scorer on "crash"
+    # prefixexec score counts the errored sample (T=1, FED=2, Y=0); on the scored ones it agrees
+    assert cli_score(path)["N"] == 3
+    expected = cli_score(path, "--select", "task_id=[or]*")  # "ok" and "recovered"
+    assert expected["N"] == 2
+    metrics = log_metrics(path)
+    assert metrics["ter"] == float(Fraction(expected["exact"]["TER"]))
+    assert metrics["auc_pec"] == float(Fraction(expected["exact"]["AUC_PEC"]))
+    assert metrics["mean_fed"] == float(Fraction(expected["exact"]["mean_FED"]))
+    assert metrics["rr"] == float(Fraction(expected["exact"]["RR"]))
+
+
+@pytest.mark.spec("INSP-SCORER-REGISTRY")
 def test_pyproject_declares_the_inspect_entry_point() -> None:
     project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     assert project["entry-points"]["inspect_ai"] == {"prefixexec": "prefixexec.integrations._registry"}
     assert project["optional-dependencies"]["inspect"] == ["inspect_ai>=0.3"]
 
 
-@pytest.mark.spec("INSP-REGISTRY")
+@pytest.mark.spec("INSP-SCORER-REGISTRY")
 def test_inspect_finds_the_scorer_by_name_through_the_entry_point(eval_log: Path, tmp_path: Path) -> None:
     """``inspect score --scorer prefixexec/prefix_executability`` in a fresh process, where only the
     ``inspect_ai`` entry point (declared as pyproject.toml declares it) can load the module."""
@@ -332,7 +359,7 @@ def test_inspect_finds_the_scorer_by_name_through_the_entry_point(eval_log: Path
     assert again == log_metrics(eval_log)
 
 
-@pytest.mark.spec("INSP-OPTIONAL")
+@pytest.mark.spec("INSP-SCORER-OPTIONAL")
 def test_without_inspect_ai_prefixexec_imports_and_the_integration_names_the_extra() -> None:
     code = (
         "import sys\n"

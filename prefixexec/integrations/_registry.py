@@ -1,5 +1,5 @@
 """inspect_ai's entry point (``[project.entry-points.inspect_ai] prefixexec = ...``): importing
-this module registers the ``prefixexec/`` scorer, metrics and approver (INSP-REGISTRY)."""
+this module registers the ``prefixexec/`` scorer, metrics and approver (INSP-SCORER-REGISTRY)."""
 
 from __future__ import annotations
 

@@ -6,13 +6,13 @@
   :func:`prefixexec.adapters.inspect_logs.reader.sample_rollout`, the function
   ``prefixexec score --adapter inspect`` calls for every sample of a log (INSP-SCORER-SAME).
 * :func:`ter`, :func:`auc_pec`, :func:`mean_fed`, :func:`rr` and :func:`rr_eligible` are the
-  kernel's estimators over the scored samples (INSP-METRICS); each value is the nearest double
-  of the exact fraction (INSP-METRIC-FLOAT).
+  kernel's estimators over the scored samples (INSP-SCORER-METRICS); each value is the nearest double
+  of the exact fraction (INSP-SCORER-FLOAT).
 * :func:`schema_approver` rejects a call that is not executable at the schema level against
   the tools offered to the model in the generate call that made it (INSP-APPROVER).
 
 Everything is registered under the ``prefixexec/`` namespace; inspect finds it through the
-``inspect_ai`` entry point ``prefixexec = "prefixexec.integrations._registry"`` (INSP-REGISTRY).
+``inspect_ai`` entry point ``prefixexec = "prefixexec.integrations._registry"`` (INSP-SCORER-REGISTRY).
 inspect_ai is optional: without it this module raises an ImportError that names the extra.
 """
 
@@ -56,9 +56,9 @@ from prefixexec.kernel import PrefixMonitor, ToolCall, Verdict, estimators
 
 from .monitors import SCHEMA, schema_task
 
-#: Registry namespace of everything here (INSP-REGISTRY).
+#: Registry namespace of everything here (INSP-SCORER-REGISTRY).
 NAMESPACE = "prefixexec"
-#: Keys of a score's value (INSP-SCORE).
+#: Keys of a score's value (INSP-SCORER-VALUE).
 VALUE_KEYS = ("T", "fed", "Y")
 
 
@@ -86,10 +86,10 @@ def _success_scorer(state: TaskState, success: str | None) -> str | None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Metrics (INSP-METRICS)
+# Metrics (INSP-SCORER-METRICS)
 
 
-#: Score metadata key holding ``[[T, FED, Y], ...]``: one rollout per epoch (INSP-SCORE).
+#: Score metadata key holding ``[[T, FED, Y], ...]``: one rollout per epoch (INSP-SCORER-VALUE).
 ROLLOUTS = "rollouts"
 
 
@@ -98,7 +98,7 @@ def rollout_arrays(scores: Sequence[SampleScore]) -> tuple[Any, Any, Any | None]
 
     The rollouts are read from each score's metadata (``rollouts``), which inspect's epoch
     reducers carry over and :func:`pool` joins across epochs; the value's numbers are not used,
-    because a reducer such as ``mean`` averages them (INSP-EPOCHS).
+    because a reducer such as ``mean`` averages them (INSP-SCORER-EPOCHS).
     """
     rows: list[Sequence[Any]] = []
     for s in scores:
@@ -115,7 +115,7 @@ def rollout_arrays(scores: Sequence[SampleScore]) -> tuple[Any, Any, Any | None]
 
 @score_reducer(name=f"{NAMESPACE}/pool")
 def pool() -> ScoreReducer:
-    """Keep every epoch's rollout: the metadata ``rollouts`` of all epochs, joined (INSP-EPOCHS).
+    """Keep every epoch's rollout: the metadata ``rollouts`` of all epochs, joined (INSP-SCORER-EPOCHS).
 
     The value is the first epoch's (for display); the metrics read the pooled rollouts, so each
     (sample, epoch) counts as one rollout, as ``prefixexec score`` counts it.
