@@ -18,7 +18,7 @@ import re
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO, cast
 
 import attrs
 
@@ -86,14 +86,14 @@ def _top_level_keys(text: str) -> list[str]:
             return keys
         try:
             key, i = decoder.raw_decode(text, i)
-        except ValueError:
+        except (ValueError, RecursionError):  # HOSTILE-DEPTH
             return keys
         keys.append(str(key))
         while i < n and text[i] in whitespace + ":":
             i += 1
         try:
             _, i = decoder.raw_decode(text, i)
-        except ValueError:
+        except (ValueError, RecursionError):  # HOSTILE-DEPTH
             return keys
         while i < n and text[i] in whitespace:
             i += 1
@@ -154,7 +154,7 @@ def detect_text(name: str, text: str) -> Detection:
         )
     try:
         value: Any = json.loads(first_line)
-    except ValueError:
+    except (ValueError, RecursionError):  # HOSTILE-DEPTH
         value = None
     if isinstance(value, dict):
         found = _line_object(set(value))
@@ -209,16 +209,21 @@ def detect(path: str) -> Detection:
     return detect_text(path, text)
 
 
-class _Prefixed(io.TextIOBase):
-    """A text stream that yields ``prefix`` and then the rest of ``stream`` (stdin, put back)."""
+class _Prefixed:
+    """A text stream that yields ``prefix`` and then the rest of ``stream`` (stdin, put back).
 
-    def __init__(self, prefix: str, stream: io.TextIOBase | Any) -> None:
-        super().__init__()
+    It offers what the adapters use of ``sys.stdin``: ``read``, ``readline`` and iteration.
+    """
+
+    def __init__(self, prefix: str, stream: Any) -> None:
         self._prefix = io.StringIO(prefix)
         self._stream = stream
 
     def readable(self) -> bool:
         return True
+
+    def isatty(self) -> bool:
+        return False
 
     def read(self, size: int | None = -1) -> str:
         if size is None or size < 0:
@@ -251,11 +256,11 @@ def detect_stdin() -> Detection:
     try:
         json.loads(first)
         whole = True
-    except ValueError:
+    except (ValueError, RecursionError):  # HOSTILE-DEPTH
         whole = False
     if not whole and first.strip() and first.lstrip()[:1] in "[{":
         text = first + stream.read()  # a JSON document over several lines: the adapters read it whole
-    sys.stdin = _Prefixed(text, stream)
+    sys.stdin = cast(TextIO, _Prefixed(text, stream))
     return detect_text("<stdin>", text)
 
 

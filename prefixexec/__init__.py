@@ -36,6 +36,29 @@ __path__ = _checkout_path(list(__path__))
 if TYPE_CHECKING:
     from prefixexec.adapters import ADAPTERS, InputError
     from prefixexec.adapters.records import read_records
+    from prefixexec.api import (
+        BootstrapResult,
+        Condition,
+        Scores,
+        auc_pec,
+        auc_pec_area,
+        bootstrap,
+        decomposition,
+        mean_fed,
+        metrics,
+        n_k,
+        pec,
+        pec_curve,
+        pec_elig,
+        pec_elig_curve,
+        read,
+        recovered,
+        rr,
+        rr_eligible,
+        score,
+        success,
+        ter,
+    )
     from prefixexec.kernel import (
         LABEL_KEYS,
         LABEL_ORDER,
@@ -54,27 +77,13 @@ if TYPE_CHECKING:
         Rollout,
         Semantics,
         ToolCall,
-        auc_pec,
-        auc_pec_area,
         compute_metrics,
-        decomposition,
         first_error_depth,
         group_by_condition,
         label_counts,
-        mean_fed,
-        n_k,
         parse_label,
-        pec,
-        pec_curve,
-        pec_elig,
-        pec_elig_curve,
         primary_label,
-        recovered,
         replay,
-        rr,
-        rr_eligible,
-        success,
-        ter,
     )
 
 #: The kernel's names re-exported here, imported on first use: ``import prefixexec`` (as for
@@ -123,8 +132,41 @@ _KERNEL_NAMES = frozenset(
 )
 
 
+#: The Python API (prefixexec/api.py, spec/api.md): score, metrics, bootstrap, read, and the
+#: estimators taking any array-like (they replace the kernel's array-only ones here, API-ARRAYS).
+_API_NAMES = frozenset(
+    (
+        "BootstrapResult",
+        "Condition",
+        "Scores",
+        "auc_pec",
+        "auc_pec_area",
+        "bootstrap",
+        "decomposition",
+        "mean_fed",
+        "metrics",
+        "n_k",
+        "pec",
+        "pec_curve",
+        "pec_elig",
+        "pec_elig_curve",
+        "read",
+        "recovered",
+        "rr",
+        "rr_eligible",
+        "score",
+        "success",
+        "ter",
+    )
+)
+
+
 def __getattr__(name: str) -> Any:
     """The kernel and adapter-side names, imported when first asked for (PEP 562)."""
+    if name in _API_NAMES:
+        import prefixexec.api as api
+
+        return getattr(api, name)
     if name in _KERNEL_NAMES:
         import prefixexec.kernel as kernel
 
@@ -148,7 +190,9 @@ __all__ = [
     "UNLABELLED",
     "Accepted",
     "Action",
+    "BootstrapResult",
     "Cohort",
+    "Condition",
     "ConditionKey",
     "ConditionMetrics",
     "Decomposition",
@@ -158,17 +202,20 @@ __all__ = [
     "Outcome",
     "Rejected",
     "Rollout",
+    "Scores",
     "Semantics",
     "ToolCall",
     "__version__",
     "auc_pec",
     "auc_pec_area",
+    "bootstrap",
     "compute_metrics",
     "decomposition",
     "first_error_depth",
     "group_by_condition",
     "label_counts",
     "mean_fed",
+    "metrics",
     "n_k",
     "parse_label",
     "pec",
@@ -176,11 +223,13 @@ __all__ = [
     "pec_elig",
     "pec_elig_curve",
     "primary_label",
+    "read",
     "read_records",
     "recovered",
     "replay",
     "rr",
     "rr_eligible",
+    "score",
     "success",
     "ter",
 ]
