@@ -14,7 +14,7 @@ import attrs
 
 from prefixexec.kernel import Rollout
 
-from . import bfcl, chat, inspect_logs, parquet, records, taubench, toolsandbox
+from . import bfcl, chat, inspect_logs, limits, parquet, records, taubench, toolsandbox
 from .audit import AuditReport
 from .errors import InputError
 
@@ -99,5 +99,26 @@ ADAPTERS: dict[str, AdapterInfo] = {
         lambda paths, options: parquet.read(paths, options),
     ),
 }
+
+
+
+def _checked(read: Callable[[Sequence[str], AdapterOptions], list[Rollout]]) -> Callable[
+    [Sequence[str], AdapterOptions], list[Rollout]
+]:
+    """``read`` with the input paths checked first and its rollouts checked after (HOSTILE-ROLLOUT,
+    HOSTILE-DEVICE): every adapter's output passes the same bounds as records."""
+
+    def checked(paths: Sequence[str], options: AdapterOptions) -> list[Rollout]:
+        for path in paths:
+            if path != "-":
+                limits.check_input_file(path)
+        rollouts = read(paths, options)
+        limits.check_rollouts(rollouts)
+        return rollouts
+
+    return checked
+
+
+ADAPTERS = {name: attrs.evolve(info, read=_checked(info.read)) for name, info in ADAPTERS.items()}
 
 __all__ = ["ADAPTERS", "AdapterInfo", "AdapterOptions", "InputError", "records"]

@@ -1,39 +1,135 @@
-"""Writing output files atomically (spec: REC-ERRORS: no partial output)."""
+"""Writing output files (spec: REC-ERRORS: no partial output; spec/hostile.md HOSTILE-OUTPUT-*).
+
+* Regular files are written atomically: a temporary file beside the target, renamed over it only
+  on success and removed on any exception (including SIGINT/SIGTERM, which the command line turns
+  into exceptions), so nothing partial and no ``.prefixexec-XXXX`` file is left.
+* Special files (a character device such as ``/dev/null``, a FIFO, ``/dev/stdout``) are written
+  directly: renaming over them would replace the device or the link with a regular file.
+* An output that is one of the inputs (same device and inode, also through symbolic links) is
+  refused, as is an output naming a directory, and the folder is checked for writability
+  before any input is read (:func:`check_outputs`).
+"""
 
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import InputError
 
+#: (device, inode) of the input files of the running command (set by :func:`set_inputs`).
+_INPUTS: dict[tuple[int, int], str] = {}
+
+
+def set_inputs(paths: Iterable[str]) -> None:
+    """Remember the inputs of this command, which no output may replace (HOSTILE-OUTPUT-INPUT)."""
+    _INPUTS.clear()
+    for path in paths:
+        if path == "-":
+            continue
+        try:
+            info = os.stat(path)
+        except OSError:
+            continue  # the reader names a missing or unreadable input
+        if stat.S_ISREG(info.st_mode):
+            _INPUTS[(info.st_dev, info.st_ino)] = path
+
+
+def _special(path: str) -> bool:
+    """Whether ``path`` exists and is written directly: not a regular file (a device, a FIFO, a
+    socket), or a name under /dev or /proc (``/dev/stdout`` -> ``/proc/self/fd/1``)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return False
+    if not stat.S_ISREG(info.st_mode):
+        return not stat.S_ISDIR(info.st_mode)
+    real = os.path.realpath(path)
+    return real.startswith(("/dev/", "/proc/")) or os.path.abspath(path).startswith(("/dev/", "/proc/"))
+
 
 def output_directory(path: str) -> Path:
-    """The existing directory ``path`` will be written into; InputError if there is none."""
-    directory = Path(path).parent
+    """The existing, writable directory ``path`` will be written into; InputError if there is
+    none, if ``path`` names a directory, or if it is one of the inputs (HOSTILE-OUTPUT-*)."""
+    if not path:
+        raise InputError("--output", "is empty: name a file to write")
+    try:
+        info: os.stat_result | None = os.stat(path)
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:
+        raise InputError(path, f"cannot write: {exc.strerror or exc}") from None
+    if info is not None:
+        if stat.S_ISDIR(info.st_mode):
+            raise InputError(path, "is a directory: name a file to write")
+        _not_an_input(path)
+        if _special(path):
+            if not os.access(path, os.W_OK):
+                raise InputError(path, "cannot write: permission denied")
+            return Path(path).parent
+    directory = Path(os.path.realpath(path)).parent
     if not directory.is_dir():
-        raise InputError(path, f"cannot write: directory {str(directory)!r} does not exist")
+        raise InputError(path, f"cannot write: directory {str(Path(path).parent)!r} does not exist")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise InputError(path, f"cannot write: directory {str(Path(path).parent)!r} is not writable")
     return directory
+
+
+def _not_an_input(path: str) -> None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return
+    first = _INPUTS.get((info.st_dev, info.st_ino))
+    if first is not None:
+        raise InputError(path, f"is the input file {first!r}: refusing to overwrite an input")
+
+
+def check_outputs(paths: Iterable[str | None], folder: str | None = None) -> None:
+    """Check every output path given on the command line before any input is read
+    (HOSTILE-OUTPUT-EARLY); ``folder``: an output folder (``report --out``), which may be
+    missing but must not be a file."""
+    for path in paths:
+        if path is not None:
+            output_directory(path)
+    if folder is not None:
+        if not folder:
+            raise InputError("--out", "is empty: name a folder to write")
+        _not_an_input(folder)
+        if os.path.exists(folder) and not os.path.isdir(folder):
+            raise InputError(folder, "cannot write the report: exists and is not a directory")
 
 
 @contextmanager
 def atomic_path(target: Path, suffix: str = "") -> Iterator[str]:
-    """A temporary file beside ``target`` to write; it replaces ``target`` only on success.
+    """A path to write that replaces ``target`` only on success.
 
-    On success the file gets the usual mode (0666 less the umask; ``mkstemp`` makes it 0600) and
-    is renamed over ``target``; on any exception it is removed, so nothing partial is left.
+    A regular file (or a new one) is written to a temporary file beside the real target
+    (symbolic links are followed, so a link keeps pointing at the new file); on success the
+    file gets the usual mode (0666 less the umask; ``mkstemp`` makes it 0600) and is renamed
+    over the target; on any exception (also KeyboardInterrupt or SystemExit from a signal) it is
+    removed, so nothing partial is left. A special file (device, FIFO, ``/dev/stdout``) is
+    written directly (HOSTILE-OUTPUT-SPECIAL).
     """
-    fd, tmp = tempfile.mkstemp(prefix=".prefixexec-", suffix=suffix, dir=target.parent)
+    if _special(str(target)):
+        yield str(target)
+        return
+    real = Path(os.path.realpath(target))
+    if real.is_dir():
+        raise InputError(str(target), "is a directory: name a file to write")
+    _not_an_input(str(target))
+    fd, tmp = tempfile.mkstemp(prefix=".prefixexec-", suffix=suffix, dir=real.parent)
     os.close(fd)
     try:
         yield tmp
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, target)
+        os.replace(tmp, real)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

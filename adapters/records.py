@@ -34,7 +34,18 @@ from prefixexec.kernel import (
 )
 from prefixexec.kernel.actions import Action, NoToolAction
 
+from . import limits
 from .errors import InputError
+from .limits import (
+    DEEP,
+    MAX_HORIZON,
+    MAX_INT_ID,
+    MAX_TRIAL,
+    MIN_INT_ID,
+    LineTooLong,
+    bounded_lines,
+    check_stdin,
+)
 
 if TYPE_CHECKING:
     import jsonschema
@@ -130,8 +141,12 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def parse_json_line(text: str) -> Any:
-    """Parse one JSON document strictly: no NaN/Infinity, no repeated keys in an object."""
-    return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_reject_constant)
+    """Parse one JSON document strictly: no NaN/Infinity, no repeated keys in an object, no
+    nesting beyond what the parser can hold (HOSTILE-DEPTH)."""
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_reject_constant)
+    except RecursionError:
+        raise ValueError(DEEP) from None
 
 
 def _path(parts: Iterable[object]) -> str:
@@ -152,12 +167,14 @@ def _labels(value: object) -> tuple[Label, ...]:
 def record_to_rollout(record: Mapping[str, Any]) -> Rollout:
     """Turn one schema-valid record into a rollout; raises ``ValueError`` on semantic faults."""
     key = ConditionKey(record["dataset"], record["model"], record["method"])
-    task_id = str(record["task_id"])
+    # An integral float is its integer (JSON Schema's rule, HOSTILE-INTEGRAL): T 2.0 is 2, task_id 1.0 is "1".
+    raw_id = record["task_id"]
+    task_id = str(int(raw_id) if isinstance(raw_id, float) else raw_id)
     trial = int(record.get("trial", 0))
     if "outcome" in record:
         raw = record["outcome"]
         labels = _labels(raw.get("label"))
-        T, fed = raw["T"], raw["fed"]
+        T, fed = int(raw["T"]), int(raw["fed"])
         if not 1 <= fed <= T + 1:
             raise ValueError(f"outcome.fed must be in [1, T+1] = [1, {T + 1}]: {fed}")
         if fed == T + 1 and (labels or "reason" in raw):
@@ -187,11 +204,12 @@ def open_lines(path: str) -> Iterator[tuple[int, str]]:
     """``(line number, line)`` of a UTF-8 text file or stdin (``-``); file faults are InputError."""
     if path == STDIN:
         stream: IO[str] = sys.stdin
-        yield from enumerate(stream, start=1)
+        check_stdin()
+        yield from bounded_lines(stream, "<stdin>")
         return
     try:
         with Path(path).open(encoding="utf-8") as handle:
-            yield from enumerate(handle, start=1)
+            yield from bounded_lines(handle, path)
     except FileNotFoundError:
         raise InputError(path, "no such file") from None
     except IsADirectoryError:
@@ -276,7 +294,6 @@ def _checked_rollout(where: str, record: Any, validator: Any) -> Rollout:
 # today's decision and message; the fast path only ever accepts lines the reference accepts,
 # with equal rollouts (tests/test_records_fast.py checks both directions with Hypothesis).
 
-_INT64_MAX = 2**63 - 1
 #: Non-blank lines decoded per chunk.
 CHUNK_LINES = 1 << 14
 
@@ -290,7 +307,8 @@ def _fast() -> Any:
     from msgspec import UNSET, Meta, UnsetType
 
     NonEmpty = Annotated[str, Meta(min_length=1)]
-    Count = Annotated[int, Meta(ge=1, le=_INT64_MAX)]
+    Horizon = Annotated[int, Meta(ge=1, le=MAX_HORIZON)]  # HOSTILE-HORIZON
+    Depth = Annotated[int, Meta(ge=1, le=MAX_HORIZON + 1)]
     LabelName = Literal["schema", "dependency", "precondition", "state_consistency", "information"]
     Labels = LabelName | Annotated[list[LabelName], Meta(min_length=1)]
     Amount = Annotated[int, Meta(ge=0)] | Annotated[float, Meta(ge=0)]
@@ -314,8 +332,8 @@ def _fast() -> Any:
     outcome = struct(
         "FastOutcome",
         [
-            ("T", Count),
-            ("fed", Count),
+            ("T", Horizon),
+            ("fed", Depth),
             ("label", Labels | UnsetType, UNSET),
             ("reason", str | UnsetType, UNSET),
         ],
@@ -324,11 +342,11 @@ def _fast() -> Any:
         "FastRecord",
         [
             ("dataset", NonEmpty),
-            ("task_id", NonEmpty | int),
+            ("task_id", NonEmpty | Annotated[int, Meta(ge=MIN_INT_ID, le=MAX_INT_ID)]),
             ("model", NonEmpty),
             ("method", NonEmpty),
             ("success", bool),
-            ("trial", Annotated[int, Meta(ge=0, le=_INT64_MAX)] | UnsetType, UNSET),
+            ("trial", Annotated[int, Meta(ge=0, le=MAX_TRIAL)] | UnsetType, UNSET),
             ("actions", list[action] | UnsetType, UNSET),  # type: ignore[valid-type]  # runtime struct
             ("outcome", outcome | UnsetType, UNSET),
             ("no_tool_allowed", bool | UnsetType, UNSET),
@@ -337,7 +355,7 @@ def _fast() -> Any:
         ],
     )
     decoder = msgspec.json.Decoder(record)
-    return decoder, msgspec.json.Encoder().encode, UNSET, (msgspec.MsgspecError, ValueError)
+    return decoder, msgspec.json.Encoder().encode, UNSET, (msgspec.MsgspecError, ValueError, RecursionError)
 
 
 def _fast_lines() -> tuple[Callable[[bytes], list[Any]], Callable[[Any], bytes], tuple[type[Exception], ...]]:
@@ -662,6 +680,8 @@ def _blocks(path: str, size: int) -> Iterator[tuple[int, bytes, int]]:
             cut = data.rfind(b"\n") + 1
             if cut == 0:
                 rest = data
+                if len(rest) > limits.max_line_bytes:
+                    raise LineTooLong(path)  # the line reader names it (HOSTILE-LINE)
                 continue
             block, rest = data[:cut], data[cut:]
             breaks = _count(block, b"\n")
@@ -713,7 +733,7 @@ def record_chunks(
     """
     name = "<stdin>" if path == STDIN else path
     start = 1
-    if path != STDIN:
+    if path != STDIN and limits.max_line_bytes >= block_bytes:  # else each line is measured (HOSTILE-LINE)
         try:
             # Text mode stops at bytes that are not UTF-8 before it yields the lines it decoded
             # with them; such a file is read by the line reader from its start.
@@ -747,7 +767,7 @@ def record_chunks(
                     yield arrays, Places(name, numbers), None
                 if arrays is not None or not numbers:
                     return
-        except (OSError, UnicodeDecodeError):
+        except (OSError, UnicodeDecodeError, LineTooLong):
             pass  # the line reader names the fault as the reference does
     yield from _line_record_chunks(path, name, size, start)
 

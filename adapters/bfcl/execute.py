@@ -29,6 +29,9 @@ EXECUTION_ERROR = "Error during execution: "
 
 #: Largest ``precision`` accepted by MathAPI.logarithm / square_root (BFCL-LIMITS).
 MAX_PRECISION = 10_000
+#: Largest sum of ``precision`` over the logarithm / square_root calls of one rollout
+#: (BFCL-LIMITS, HOSTILE-BFCL-COST): ten calls at the largest precision.
+MAX_PRECISION_PER_ROLLOUT = 10 * MAX_PRECISION
 #: Largest result, in bits, of MathAPI.power on two integers (BFCL-LIMITS).
 MAX_POWER_BITS = 1_000_000
 
@@ -288,9 +291,10 @@ class World:
     A world is owned by one replay and advanced in place, call by call (BFCL-LINEAR).
     """
 
-    __slots__ = ("catalogue", "instances", "long_context")
+    __slots__ = ("catalogue", "instances", "long_context", "precision_spent")
 
     def __init__(self, entry: Entry) -> None:
+        self.precision_spent = 0
         self.catalogue: Catalogue = catalogue()
         self.long_context = long_context(entry.category)
         self.instances: dict[str, object] = {}
@@ -307,6 +311,22 @@ class World:
         if info is None or info.cls not in self.instances:
             return None
         return info
+
+    def charge(self, info: MethodInfo, bound: Mapping[str, Any]) -> str | None:
+        """Count a call's ``precision`` against the rollout's budget; the fault when it is spent
+        (BFCL-LIMITS, HOSTILE-BFCL-COST: the cost of a rollout is bounded, not only of a call)."""
+        if info.cls != "MathAPI" or info.name not in ("logarithm", "square_root"):
+            return None
+        precision = bound.get("precision")
+        if not isinstance(precision, int) or isinstance(precision, bool):
+            return None
+        self.precision_spent += abs(precision)
+        if self.precision_spent > MAX_PRECISION_PER_ROLLOUT:
+            return (
+                f"{info.name}(): `precision` summed over this rollout's logarithm and square_root "
+                f"calls exceeds the limit {MAX_PRECISION_PER_ROLLOUT}"
+            )
+        return None
 
     def execute(self, info: MethodInfo, bound: Mapping[str, Any]) -> Execution:
         """Run a checked call on the owning instance; never lets an exception escape."""
@@ -389,6 +409,7 @@ __all__ = [
     "FAMILIES",
     "MAX_POWER_BITS",
     "MAX_PRECISION",
+    "MAX_PRECISION_PER_ROLLOUT",
     "Execution",
     "World",
     "bfcl_text",

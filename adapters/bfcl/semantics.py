@@ -309,7 +309,7 @@ def check_and_run(world: World, task: BfclTask, action: BfclCall, position: int)
     bound = bind(info, call.args, call.kwargs)
     if isinstance(bound, str):
         return reject(Label.SCHEMA, bound)
-    limit = limit_fault(info, bound)
+    limit = limit_fault(info, bound) or world.charge(info, bound)
     if limit is not None:
         return reject(Label.SCHEMA, limit)
     static: tuple[Label, str] | None = None

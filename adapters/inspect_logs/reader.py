@@ -29,6 +29,7 @@ from prefixexec.kernel import ConditionKey, Rollout, ToolCall, replay
 
 from ..errors import InputError
 from ..labels import load_label_rules
+from ..limits import DEEP, MAX_MEMBER_BYTES, MAX_RATIO, RATIO_FLOOR
 from ..records import unique_rollouts
 from .semantics import (
     DEFAULT_THRESHOLD,
@@ -78,6 +79,17 @@ class EvalArchive:
         """The decompressed bytes of member ``name``, checked against its size and CRC-32."""
         where = f"{self.path}: {name}"
         info = self.zip.getinfo(name)
+        if info.file_size > MAX_MEMBER_BYTES:
+            raise InputError(
+                where, f"member declares {info.file_size} bytes, over the limit {MAX_MEMBER_BYTES} "
+                "(HOSTILE-ZIP)",
+            )
+        if info.file_size > RATIO_FLOOR and info.file_size > MAX_RATIO * max(info.compress_size, 1):
+            raise InputError(
+                where,
+                f"member expands {info.compress_size} bytes to {info.file_size}, more than "
+                f"{MAX_RATIO} times (HOSTILE-ZIP: a compression bomb)",
+            )
         if info.compress_type in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
             try:
                 return self.zip.read(info)
@@ -114,6 +126,8 @@ class EvalArchive:
             raise InputError(where, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
         except ValueError as exc:
             raise InputError(where, f"not valid JSON: {exc}") from None
+        except RecursionError:
+            raise InputError(where, f"not valid JSON: {DEEP}") from None
 
 
 def iter_eval_log(path: Path) -> Iterator[tuple[str, str, Any]]:
@@ -191,6 +205,10 @@ class JsonStream:
                 if self._more():
                     continue
                 raise InputError(self.name, f"not valid JSON in {what}: {exc.msg}") from None
+            except RecursionError:
+                raise InputError(self.name, f"not valid JSON in {what}: {DEEP}") from None
+            except ValueError as exc:  # an integer beyond Python's limit on digits
+                raise InputError(self.name, f"not valid JSON in {what}: {exc}") from None
             if end == len(self.buffer) and not self.eof and self._more():
                 continue  # a number or literal may continue in the next chunk
             self.pos = end
@@ -319,6 +337,15 @@ class LogHeader:
     results_scorer: str | None = None
 
 
+def _list(value: Any, where: str, what: str) -> list[Any]:
+    """``value`` if it is a list, ``[]`` when absent or null; InputError otherwise."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InputError(where, f"{what} must be a list, got {type(value).__name__}")
+    return value
+
+
 def read_header(header: Any, where: str, options: AdapterOptions) -> LogHeader:
     """The condition (dataset ``inspect/<task>``, model, method), scorers and plan tools of a log."""
     spec = header.get("eval") if isinstance(header, dict) else None
@@ -332,13 +359,13 @@ def read_header(header: Any, where: str, options: AdapterOptions) -> LogHeader:
     plan = header.get("plan")
     method = options.method or _method(spec, plan)
     scorers: list[str] = []
-    for item in spec.get("scorers") or []:
+    for item in _list(spec.get("scorers"), where, "eval.scorers"):
         if isinstance(item, dict) and isinstance(item.get("name"), str):
             scorers.append(item["name"])
     results = header.get("results")
     result_names: list[str] = []
     if isinstance(results, dict):
-        for item in results.get("scores") or []:
+        for item in _list(results.get("scores"), where, "results.scores"):
             if isinstance(item, dict) and isinstance(item.get("name"), str):
                 result_names.append(item["name"])
     first_result = result_names[0] if result_names else None

@@ -1,0 +1,261 @@
+"""Documented bounds on input (spec/hostile.md, HOSTILE-*): what a small hostile file cannot make
+``prefixexec`` spend, and the checks every adapter's rollouts pass at the boundary.
+
+Each constant names the spec ID that documents it. A value beyond a bound is bad input: an
+:class:`InputError` naming the place and the bound, exit status 2, no output.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable, Iterator, Sequence
+from typing import IO, TYPE_CHECKING, Any
+
+from .errors import InputError
+
+if TYPE_CHECKING:
+    from prefixexec.kernel import Rollout
+    from prefixexec.kernel.accumulator import RolloutArrays
+
+#: HOSTILE-HORIZON: the largest horizon T of a rollout (curves are stored and printed densely,
+#: one value per depth 1..T, so the cost of a condition follows its longest horizon).
+MAX_HORIZON = 100_000
+#: HOSTILE-TRIAL: the largest trial index (trials are 64-bit integers inside the kernel, which
+#: adds to them; 2**62 - 1 leaves room).
+MAX_TRIAL = 2**62 - 1
+#: HOSTILE-TASK-ID: the range of an integer task id (it is keyed as its decimal string).
+MIN_INT_ID = -(2**63)
+MAX_INT_ID = 2**63 - 1
+#: HOSTILE-LINE: the longest line of a JSONL file read by default (``--max-line-bytes`` raises it).
+MAX_LINE_BYTES = 64 << 20
+#: HOSTILE-ZIP: the largest decompressed member of an inspect ``.eval`` archive, and the largest
+#: ratio of decompressed to compressed size for members above ``RATIO_FLOOR`` bytes (sizes are
+#: checked as declared, and decompression never reads past the declared size).
+MAX_MEMBER_BYTES = 256 << 20
+MAX_RATIO = 1000
+RATIO_FLOOR = 1 << 20
+#: HOSTILE-DEPTH: JSON nested deeper than the parser holds (Python's recursion limit, about
+#: 1,000 levels of arrays and objects) is refused with this message.
+DEEP = "nested too deeply (more levels of arrays and objects than the parser holds, HOSTILE-DEPTH)"
+
+
+#: The line limit in force (HOSTILE-LINE): ``--max-line-bytes`` sets it for one command.
+max_line_bytes = MAX_LINE_BYTES
+
+
+class LineTooLong(ValueError):
+    """A line longer than :data:`max_line_bytes` (the fast path hands the file to the line reader)."""
+
+
+def bounded_lines(stream: IO[str], name: str) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` of a text stream; InputError for a line longer than the limit
+    (HOSTILE-LINE: at most ``max_line_bytes`` characters are read before the line is refused, and
+    a line of fewer characters is measured in UTF-8 bytes)."""
+    limit = max_line_bytes
+    number = 0
+    while True:
+        line = stream.readline(limit + 1)
+        if not line:
+            return
+        number += 1
+        if len(line) > limit // 4 and len(line.encode("utf-8", "surrogatepass")) > limit:
+            raise too_long(f"{name}:{number}", limit)
+        yield number, line
+
+
+def check_stdin() -> None:
+    """Refuse standard input from a device that never ends (HOSTILE-DEVICE): ``< /dev/zero``.
+    A terminal, a pipe or a regular file is read."""
+    import sys
+
+    try:
+        fd = sys.stdin.fileno()
+    except (AttributeError, OSError, ValueError):
+        return  # not a file descriptor (a test's StringIO)
+    mode = os.fstat(fd).st_mode
+    if (stat.S_ISCHR(mode) and not os.isatty(fd)) or stat.S_ISBLK(mode):
+        raise InputError("<stdin>", "is a device, not a stream that ends (HOSTILE-DEVICE)")
+
+
+def too_long(where: str, limit: int) -> InputError:
+    """The error for a line longer than ``limit`` bytes (HOSTILE-LINE)."""
+    return InputError(where, f"line longer than {limit} bytes (HOSTILE-LINE; raise it with --max-line-bytes)")
+
+
+def too_deep(where: str) -> InputError:
+    """The error for JSON nested too deeply (HOSTILE-DEPTH)."""
+    return InputError(where, f"JSON {DEEP}")
+
+
+def bad_name(value: str) -> str | None:
+    """What is wrong with a name (dataset, model, method, task id), or None (HOSTILE-TEXT)."""
+    if not value:
+        return "must be a non-empty string"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"holds a lone surrogate {value[exc.start]!r} at character {exc.start} (not Unicode text)"
+    return None
+
+
+def outcome_fault(T: int, trial: int) -> str | None:
+    """What is wrong with a horizon and a trial index, or None (HOSTILE-HORIZON, HOSTILE-TRIAL)."""
+    if T > MAX_HORIZON:
+        return f"'T' = {T} exceeds the horizon limit {MAX_HORIZON} (HOSTILE-HORIZON)"
+    if trial > MAX_TRIAL:
+        return f"'trial' = {trial} exceeds the limit {MAX_TRIAL} = 2**62 - 1 (HOSTILE-TRIAL)"
+    return None
+
+
+def check_rollouts(rollouts: Sequence[Rollout], where: Sequence[str] | None = None) -> None:
+    """Raise InputError for the first rollout beyond a bound or with a bad name (HOSTILE-ROLLOUT):
+    every adapter's rollouts pass the same checks as records."""
+    for index, rollout in enumerate(rollouts):
+        c = rollout.condition
+        place = where[index] if where is not None else _describe(rollout)
+        for field, value in (("dataset", c.dataset), ("model", c.model), ("method", c.method)):
+            fault = bad_name(value)
+            if fault is not None:
+                raise InputError(place, f"'{field}' {fault}")
+        fault = bad_name(rollout.task_id)
+        if fault is not None:
+            raise InputError(place, f"'task_id' {fault}")
+        fault = outcome_fault(rollout.outcome.T, rollout.trial)
+        if fault is not None:
+            raise InputError(place, fault)
+
+
+def _describe(rollout: Rollout) -> str:
+    c = rollout.condition
+    return f"{c.dataset!a} / {c.model!a} / {c.method!a}, task {rollout.task_id!a}, trial {rollout.trial}"
+
+
+def first_array_fault(batch: RolloutArrays) -> tuple[int, str] | None:
+    """The first row of a batch of columns beyond a bound or with a bad name, and what is wrong
+    (HOSTILE-ROLLOUT; Parquet input and other column batches)."""
+    import numpy as np
+
+    n = len(batch)
+    if n == 0:
+        return None
+    bad = (batch.T > MAX_HORIZON) | (batch.trial > MAX_TRIAL)
+    fields = ("dataset", "model", "method")
+    bad_conditions = [
+        i for i, c in enumerate(batch.conditions) if any(bad_name(getattr(c, f)) for f in fields)
+    ]
+    if bad_conditions:
+        bad |= np.isin(batch.condition, bad_conditions)
+    bad_tasks = [i for i, t in enumerate(batch.tasks) if bad_name(t)]
+    if bad_tasks:
+        bad |= np.isin(batch.task, bad_tasks)
+    if not bad.any():
+        return None
+    row = int(np.argmax(bad))
+    condition = batch.conditions[int(batch.condition[row])]
+    for f in fields:
+        fault = bad_name(getattr(condition, f))
+        if fault is not None:
+            return row, f"'{f}' {fault}"
+    fault = bad_name(batch.tasks[int(batch.task[row])])
+    if fault is not None:
+        return row, f"'task_id' {fault}"
+    what = outcome_fault(int(batch.T[row]), int(batch.trial[row]))
+    assert what is not None  # the row is out of bounds
+    return row, what
+
+
+# ---------------------------------------------------------------------------------------------
+# Input files
+
+
+def check_input_file(path: str) -> None:
+    """Refuse an input path that cannot be read to its end (HOSTILE-DEVICE, HOSTILE-LOOP):
+    a symlink loop, or a character or block device (``/dev/zero``, ``/dev/urandom``).
+
+    Regular files, directories (for adapters that read them) and pipes/FIFOs are accepted;
+    a missing file is left to the reader, which names it.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        try:
+            os.lstat(path)
+        except OSError:
+            return  # missing: the reader says "no such file"
+        raise InputError(path, "is a dangling symbolic link") from None
+    except OSError as exc:
+        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        raise InputError(path, "is a device, not a file that ends (HOSTILE-DEVICE)")
+
+
+# ---------------------------------------------------------------------------------------------
+# The command line's guard
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that writers clean up (HOSTILE-SIGNAL)."""
+
+
+EXIT_SIGINT = 130
+EXIT_SIGTERM = 143
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+def guarded(handler: Callable[[Any], int], args: Any) -> int:
+    """Run a command's handler so that no input gives a traceback (HOSTILE-*):
+
+    outputs are checked before any input is read (HOSTILE-OUTPUT-EARLY), SIGINT and SIGTERM end
+    the run with status 130 and 143 after the writers removed their temporary files
+    (HOSTILE-SIGNAL), and a fault the readers did not name (nesting too deep for the parser,
+    a file system error, text that cannot be encoded) becomes an InputError.
+    """
+    import signal
+    import sys
+
+    from .files import check_outputs, set_inputs
+
+    global max_line_bytes
+    max_line_bytes = getattr(args, "max_line_bytes", None) or MAX_LINE_BYTES
+    files = getattr(args, "files", None) or []
+    set_inputs([f for f in files if isinstance(f, str)])
+    folder = getattr(args, "out", None)
+    check_outputs(
+        [getattr(args, name, None) for name in ("output", "rollouts")],
+        folder if isinstance(folder, str) else None,
+    )
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")  # HOSTILE-TEXT: lone surrogates in free text
+    previous = None
+    try:
+        previous = signal.signal(signal.SIGTERM, _terminate)
+    except ValueError:  # not the main thread
+        previous = None
+    try:
+        return handler(args)
+    except KeyboardInterrupt:
+        sys.stderr.write("prefixexec: interrupted\n")
+        return EXIT_SIGINT
+    except Terminated:
+        sys.stderr.write("prefixexec: terminated\n")
+        return EXIT_SIGTERM
+    except RecursionError:
+        raise too_deep("input") from None
+    except UnicodeEncodeError as exc:
+        raise InputError("output", f"text holds a character that cannot be written: {exc.reason}") from None
+    except MemoryError:
+        raise InputError("input", "too large to hold in memory") from None
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        where = str(exc.filename) if exc.filename is not None else "input"
+        raise InputError(where, f"cannot read or write: {exc.strerror or exc}") from None
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
