@@ -189,6 +189,12 @@ def add_adapter_options(parser: argparse.ArgumentParser) -> None:
         help="keep rollouts whose KEY (dataset, model, method, task_id) matches GLOB, or is listed in "
         "@FILE (one per line); repeatable (spec OUT-SELECT)",
     )
+    parser.add_argument(
+        "--max-line-bytes",
+        type=_positive_int,
+        metavar="N",
+        help="refuse a JSONL line longer than N bytes (default 67108864 = 64 MiB; spec HOSTILE-LINE)",
+    )
 
 
 def add_quiet_option(parser: argparse.ArgumentParser) -> None:
@@ -538,8 +544,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from prefixexec.adapters import InputError
 
     try:
+        from prefixexec.adapters.limits import guarded  # HOSTILE-*: no traceback, outputs checked first
+
         resolve_adapter(args)
-        return handlers[args.command](args)
+        return guarded(handlers[args.command], args)
     except InputError as exc:
         sys.stderr.write(f"prefixexec: error: {exc}{adapter_hint(args)}\n")
         return EXIT_INPUT
