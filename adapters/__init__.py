@@ -114,7 +114,7 @@ def _checked(read: Callable[[Sequence[str], AdapterOptions], list[Rollout]]) -> 
                 limits.check_input_file(path)
         rollouts = read(paths, options)
         limits.check_rollouts(rollouts)
-        return rollouts
+        return limits.escaped_reasons(rollouts)
 
     return checked
 

@@ -126,6 +126,33 @@ def check_rollouts(rollouts: Sequence[Rollout], where: Sequence[str] | None = No
             raise InputError(place, fault)
 
 
+def escape_text(text: str) -> str:
+    """``text`` with lone surrogates written as ``\\udXXX`` (HOSTILE-TEXT: free text is kept, in
+    a form every output can hold)."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def escaped_reasons(rollouts: list[Rollout]) -> list[Rollout]:
+    """``rollouts`` with lone surrogates in their failure reasons escaped (HOSTILE-TEXT)."""
+    import attrs
+
+    out = rollouts
+    for index, rollout in enumerate(rollouts):
+        reason = rollout.outcome.reason
+        if reason is not None and escape_text(reason) is not reason:
+            if out is rollouts:
+                out = list(rollouts)
+            outcome = attrs.evolve(rollout.outcome, reason=escape_text(reason))
+            out[index] = attrs.evolve(rollout, outcome=outcome)
+    return out
+
+
 def _describe(rollout: Rollout) -> str:
     c = rollout.condition
     return f"{c.dataset!a} / {c.model!a} / {c.method!a}, task {rollout.task_id!a}, trial {rollout.trial}"

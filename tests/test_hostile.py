@@ -121,22 +121,7 @@ def _deep_inputs(tmp_path: Path) -> dict[str, Path]:
 
 
 @pytest.mark.spec("HOSTILE-DEPTH", "HOSTILE-ERROR")
-@pytest.mark.parametrize(
-    "adapter",
-    [
-        "chat",
-        "taubench",
-        pytest.param(
-            "inspect",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="the reader names the fault, then adapters/detect.py's hint (issue 17) parses "
-                "the file again in cli.main's error handler and raises RecursionError",
-            ),
-        ),
-        "toolsandbox",
-    ],
-)
+@pytest.mark.parametrize("adapter", ["chat", "taubench", "inspect", "toolsandbox"])
 def test_deep_json_in_every_adapter(adapter: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = _deep_inputs(tmp_path)[adapter]
     one_error(*run(capsys, *SCORE, "--adapter", adapter, str(path)), "nested too deeply")
@@ -357,6 +342,28 @@ def test_lone_surrogate_in_free_text_is_written_escaped(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert b"bad \\ud800 arg" in done.stdout and b"Traceback" not in done.stderr
+    # The report's files (HTML, Markdown, JSONL) hold it escaped too.
+    assert (
+        main(
+            [
+                "report",
+                "--adapter",
+                "records",
+                str(path),
+                "--out",
+                str(tmp_path / "rep"),
+                "--bootstrap",
+                "0",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    rows = [
+        json.loads(line)
+        for line in (tmp_path / "rep" / "rollouts.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    assert [row["reason"] for row in rows] == ["bad \\ud800 arg"]
 
 
 # ---------------------------------------------------------------------------------------------
