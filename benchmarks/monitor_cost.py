@@ -21,6 +21,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from prefixexec.adapters import bfcl as bfcl_adapter
@@ -52,9 +53,8 @@ def bfcl_costs(repeat: int) -> tuple[list[float], list[float], list[float]]:
         semantics = BfclLiveSemantics()
         monitor: PrefixMonitor[Any, Any] = PrefixMonitor(semantics, run)
         for action in run.actions:
-            checks.append(median_ns(lambda m=monitor, a=action: m.check(a), repeat))
-            live = monitor.state
-            forks.append(median_ns(lambda f=semantics.fork, s=live: f(s), repeat))
+            checks.append(median_ns(partial(monitor.check, action), repeat))
+            forks.append(median_ns(partial(semantics.fork, monitor.state), repeat))
             # executing the call: the bound BFCL method on a fresh copy of the live state each
             # time (the copy is made outside the timed part), as BFCL runs a call
             world = monitor.state.world

@@ -1,15 +1,17 @@
 """The inspect_ai scorer, metrics and approver in real inspect runs (spec/integrations.md).
 
-Each test runs a tiny inspect task with inspect's scripted mock model (``mockllm``), as
-tests/make_inspect_logs.py makes the committed logs: tools that succeed and that fail in the ways
-inspect records. The expected values are not written here: they are what ``prefixexec score
---adapter inspect`` reads from the very log the run wrote (one implementation, two entry points).
-Needs inspect_ai (the ``inspect`` extra; installed in .venv-test: inspect_ai 0.3.285).
+Each test runs a tiny inspect task with inspect's scripted mock model (``mockllm``) through
+tests/test_integration_inspect_runner.py in a subprocess (importing inspect_ai patches the
+standard library's ``zipfile``, so it is kept out of the pytest process), with tools that succeed
+and that fail in the ways inspect records, as tests/make_inspect_logs.py makes the committed logs.
+The logs are read back with the inspect adapter's own reader. The expected values are not
+written here: they are what ``prefixexec score --adapter inspect`` reads from the very log the
+run wrote (one implementation, two entry points). Needs inspect_ai (the ``inspect`` extra;
+installed in .venv-test: inspect_ai 0.3.285).
 """
 
 from __future__ import annotations
 
-import errno
 import json
 import subprocess
 import sys
@@ -19,167 +21,64 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from inspect_ai import Task, eval
-from inspect_ai.approval import ApprovalPolicy
-from inspect_ai.dataset import Sample
-from inspect_ai.log import read_eval_log
-from inspect_ai.model import ChatMessage, ChatMessageAssistant, ModelOutput, ModelUsage, get_model
-from inspect_ai.model._model_output import ChatCompletionChoice
-from inspect_ai.scorer import Score, Scorer, Target, scorer
-from inspect_ai.scorer._metrics import mean
-from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.tool import Tool, ToolCall, ToolError, tool
+from test_integration_inspect_runner import SCENARIOS
 
 from prefixexec.adapters import AdapterOptions
 from prefixexec.adapters import inspect_logs as il
-from prefixexec.integrations.inspect import prefix_executability, schema_approver
+from prefixexec.adapters.inspect_logs.reader import iter_log
 
 from conftest import REPO
 
-MODEL = "mockllm/model"
+RUNNER = REPO / "tests" / "test_integration_inspect_runner.py"
 
-# inspect's event loop leaves anyio memory streams to the garbage collector (ResourceWarning);
-# that is inspect's own housekeeping, not something these tests check. inspect 0.3.285 passes
-# tenacity a deprecated parameter (DeprecationWarning inside inspect, not in prefixexec).
-pytestmark = [
-    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
-    pytest.mark.filterwarnings("ignore::ResourceWarning"),
-    pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
-]
-
-#: Per scenario: the steps the mock model takes and whether the ``outcome`` scorer says correct.
-SCENARIOS: dict[str, dict[str, Any]] = {
-    "ok": {"steps": [("call", [("add", {"x": 2, "y": 3})]), ("answer", "5")], "C": True},
-    "recovered": {
-        "steps": [
-            ("call", [("read_file", {"path": "/missing"})]),
-            ("call", [("add", {"x": 1, "y": 1})]),
-            ("answer", "2"),
-        ],
-        "C": True,
-    },
-    "notool": {"steps": [("answer", "4")], "C": False},
-    "notool_free": {"tools": False, "steps": [("answer", "hi")], "C": True},
-    "parse_error": {"steps": [("parse_error", "add"), ("answer", "?")], "C": False},
-    "unknown_tool": {"steps": [("call", [("delete_everything", {})]), ("answer", "x")], "C": False},
-    "bad_args": {"steps": [("call", [("add", {"x": "two", "y": 3})]), ("answer", "x")], "C": True},
-    "tool_error": {"steps": [("call", [("flaky", {})]), ("answer", "ok")], "C": True},
-    "parallel": {
-        "steps": [("call", [("add", {"x": 1, "y": 2}), ("read_file", {"path": "/nope"})]), ("answer", "3")],
-        "C": False,
-    },
-    # the model raises after one good call: the sample ends in an error (only used where named)
-    "crash": {"steps": [("call", [("add", {"x": 0, "y": 0})]), ("crash", "provider down")], "C": False},
-    "two_ok": {
-        "steps": [
-            ("call", [("add", {"x": 1, "y": 2})]),
-            ("call", [("add", {"x": 3, "y": 4})]),
-            ("answer", "7"),
-        ],
-        "C": False,
-    },
-}
+#: Every scenario whose sample ends without an error (inspect scores those).
+SCORED = tuple(name for name in SCENARIOS if name != "crash")
 
 
-@tool
-def add() -> Tool:
-    async def execute(x: int, y: int) -> int:
-        """Add two integers.
-
-        Args:
-            x: The first integer.
-            y: The second integer.
-        """
-        return x + y
-
-    return execute
+def run(tmp_path: Path, names: tuple[str, ...], log_format: str, *options: str) -> Path:
+    """Run the scenarios ``names`` in inspect (a subprocess); the path of the log it wrote."""
+    done = subprocess.run(
+        [sys.executable, str(RUNNER), str(tmp_path), log_format, ",".join(names), *options],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return Path(done.stdout.strip().splitlines()[-1])
 
 
-@tool
-def read_file() -> Tool:
-    async def execute(path: str) -> str:
-        """Read a text file.
+def read_log(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The header and the samples of a log, read by the inspect adapter's reader (INS-FILES).
 
-        Args:
-            path: The file to read.
-        """
-        raise FileNotFoundError(errno.ENOENT, "No such file or directory", path)
-
-    return execute
-
-
-@tool
-def flaky() -> Tool:
-    async def execute() -> str:
-        """A tool that reports an error."""
-        raise ToolError("the service returned 503")
-
-    return execute
-
-
-@solver
-def scripted_agent() -> Solver:
-    async def solve(state: TaskState, generate: Generate) -> TaskState:
-        if SCENARIOS[str(state.sample_id)].get("tools", True):
-            state.tools = [add(), read_file(), flaky()]
-        return await generate(state, tool_calls="loop")
-
-    return solve
-
-
-@scorer(metrics=[mean()])
-def outcome() -> Scorer:
-    async def score(state: TaskState, target: Target) -> Score:
-        return Score(value="C" if SCENARIOS[str(state.sample_id)]["C"] else "I")
-
-    return score
-
-
-def scripted_output(messages: list[ChatMessage], tools: Any, tool_choice: Any, config: Any) -> ModelOutput:
-    scenario = str(messages[0].text).split(":", 1)[1].strip()
-    index = sum(1 for m in messages if isinstance(m, ChatMessageAssistant))
-    kind, payload = SCENARIOS[scenario]["steps"][index]
-    if kind == "crash":
-        raise RuntimeError(payload)
-    if kind == "answer":
-        output = ModelOutput.from_content(model=MODEL, content=payload)
-    else:
-        if kind == "parse_error":
-            calls = [
-                ToolCall(id=f"{scenario}-{index}-0", function=payload, arguments={}, parse_error="bad JSON")
-            ]
+    A ``.json`` log is one JSON document: read whole (the adapter's stream hands over its header
+    as soon as it names the scorers, before ``results``)."""
+    if path.suffix == ".json":
+        document = json.loads(path.read_text(encoding="utf-8"))
+        return document, document["samples"]
+    header: dict[str, Any] = {}
+    samples: list[dict[str, Any]] = []
+    for kind, _, value in iter_log(path):
+        if kind == "eval":
+            header = value
         else:
-            calls = [
-                ToolCall(id=f"{scenario}-{index}-{n}", function=name, arguments=arguments)
-                for n, (name, arguments) in enumerate(payload)
-            ]
-        message = ChatMessageAssistant(content="", tool_calls=calls, model=MODEL, source="generate")
-        output = ModelOutput(
-            model=MODEL, choices=[ChatCompletionChoice(message=message, stop_reason="tool_calls")]
-        )
-    # a fixed usage keeps the mock model from counting tokens with tiktoken (a download)
-    output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
-    return output
+            samples.append(value)
+    return header, samples
 
 
-def run(tmp_path: Path, names: tuple[str, ...], log_format: str, **kwargs: Any) -> Path:
-    task = Task(
-        name="tiny_tools",
-        dataset=[Sample(id=name, input=f"scenario: {name}", target="") for name in names],
-        solver=scripted_agent(),
-        scorer=kwargs.pop("scorers", [outcome(), prefix_executability()]),
-    )
-    logs = eval(
-        task,
-        model=get_model(MODEL, custom_outputs=scripted_output),
-        log_dir=str(tmp_path),
-        log_format=log_format,
-        display="none",
-        max_samples=1,
-        **kwargs,
-    )
-    assert logs[0].status == "success" or kwargs.get("fail_on_error") is False, logs[0].error
-    return Path(logs[0].location)
+def tool_errors(sample: dict[str, Any]) -> list[tuple[str, str | None, str]]:
+    """``(function, error type, error message)`` of each tool message of a sample."""
+    found = []
+    for m in sample["messages"]:
+        if m["role"] == "tool":
+            error = m.get("error")
+            found.append(
+                (
+                    m["function"],
+                    None if error is None else error["type"],
+                    "" if error is None else error["message"],
+                )
+            )
+    return found
 
 
 def cli_score(path: Path, *extra: str) -> dict[str, Any]:
@@ -207,15 +106,10 @@ def cli_score(path: Path, *extra: str) -> dict[str, Any]:
     return dict(conditions[0])
 
 
-def log_metrics(path: Path) -> dict[str, float]:
-    log = read_eval_log(str(path))
-    assert log.results is not None
-    (found,) = [s for s in log.results.scores if s.name == "prefix_executability"]
-    return {name: m.value for name, m in found.metrics.items()}
-
-
-#: Every scenario whose sample ends without an error (inspect scores those).
-SCORED = tuple(name for name in SCENARIOS if name != "crash")
+def log_metrics(path: Path, name: str = "prefix_executability") -> dict[str, float]:
+    header, _ = read_log(path)
+    (found,) = [s for s in header["results"]["scores"] if s["name"] == name]
+    return {key: m["value"] for key, m in found["metrics"].items()}
 
 
 @pytest.fixture(scope="module")
@@ -244,17 +138,17 @@ def test_metrics_in_the_log_equal_prefixexec_score(log_format: str, eval_log: Pa
 @pytest.mark.spec("INSP-SCORER-SAME", "INSP-SCORER-VALUE")
 def test_each_sample_score_is_the_adapters_rollout(eval_log: Path) -> None:
     rollouts = {r.task_id: r for r in il.read([str(eval_log)], AdapterOptions(scorer="outcome"))}
-    log = read_eval_log(str(eval_log))
-    assert log.samples is not None and len(log.samples) == len(SCORED)
+    _, samples = read_log(eval_log)
+    assert len(samples) == len(SCORED)
     labels = set()
-    for sample in log.samples:
-        score = sample.scores["prefix_executability"]  # type: ignore[index]  # scored samples
-        rollout = rollouts[str(sample.id)]
+    for sample in samples:
+        score = sample["scores"]["prefix_executability"]
+        rollout = rollouts[str(sample["id"])]
         o = rollout.outcome
-        assert score.value == {"T": o.T, "fed": o.fed, "Y": int(rollout.success)}
-        assert score.answer == (None if o.label is None else o.label.value)
-        assert score.explanation == o.reason
-        labels.add(score.answer)
+        assert score["value"] == {"T": o.T, "fed": o.fed, "Y": int(rollout.success)}
+        assert score.get("answer") == (None if o.label is None else o.label.value)
+        assert score.get("explanation") == o.reason
+        labels.add(score.get("answer"))
     # the scenarios reach every inspect label they script: file_not_found (dependency), parsing
     # (schema), unknown (state_consistency), and a sample without one
     assert labels == {None, "dependency", "schema", "state_consistency"}
@@ -262,20 +156,17 @@ def test_each_sample_score_is_the_adapters_rollout(eval_log: Path) -> None:
 
 @pytest.mark.spec("INSP-SCORER-SUCCESS")
 def test_without_a_success_scorer_rr_is_undefined(tmp_path: Path) -> None:
-    path = run(tmp_path, ("ok", "recovered"), "eval", scorers=[prefix_executability()])
+    path = run(tmp_path, ("ok", "recovered"), "eval", "--no-outcome")
     metrics = log_metrics(path)
     assert metrics["rr_eligible"] == 1  # "recovered" fails at its first call
     assert metrics["rr"] != metrics["rr"]  # NaN: Y unknown
-    log = read_eval_log(str(path))
-    assert log.samples is not None
-    assert all(s.scores["prefix_executability"].value["Y"] is None for s in log.samples)  # type: ignore[index,union-attr]  # dict values
+    _, samples = read_log(path)
+    assert [s["scores"]["prefix_executability"]["value"]["Y"] for s in samples] == [None, None]
 
 
 @pytest.mark.spec("INSP-SCORER-EPOCHS")
 def test_epochs_pooled_count_each_epoch_as_a_rollout(tmp_path: Path) -> None:
-    from inspect_ai import Epochs
-
-    path = run(tmp_path, SCORED, "eval", epochs=Epochs(2, "prefixexec/pool"))
+    path = run(tmp_path, SCORED, "eval", "--epochs", "2")
     metrics = log_metrics(path)
     expected = cli_score(path)
     assert expected["N"] == 2 * len(SCORED)  # 10 scenarios x 2 epochs, as the run made them
@@ -288,10 +179,9 @@ def test_epochs_pooled_count_each_epoch_as_a_rollout(tmp_path: Path) -> None:
 
 @pytest.mark.spec("INSP-SCORER-ERRORS")
 def test_a_sample_that_errors_is_not_scored_by_inspect(tmp_path: Path) -> None:
-    path = run(tmp_path, ("ok", "recovered", "crash"), "eval", fail_on_error=False)
-    log = read_eval_log(str(path))
-    assert log.samples is not None
-    scored = sorted(str(s.id) for s in log.samples if s.scores and "prefix_executability" in s.scores)
+    path = run(tmp_path, ("ok", "recovered", "crash"), "eval", "--errors-ok")
+    _, samples = read_log(path)
+    scored = sorted(str(s["id"]) for s in samples if "prefix_executability" in (s.get("scores") or {}))
     assert scored == ["ok", "recovered"]  # inspect ran no scorer on "crash"
     # prefixexec score counts the errored sample (T=1, FED=2, Y=0); on the scored ones it agrees
     assert cli_score(path)["N"] == 3
@@ -350,13 +240,11 @@ def test_inspect_finds_the_scorer_by_name_through_the_entry_point(eval_log: Path
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    rescored = read_eval_log(str(out))
-    assert rescored.results is not None
-    names = [s.name for s in rescored.results.scores]
+    header, _ = read_log(out)
+    names = [s["name"] for s in header["results"]["scores"]]
     # appended next to the run's own prefix_executability scores, under a fresh name
     (added,) = [n for n in names if n.startswith("prefix_executability") and n != "prefix_executability"]
-    again = {k: m.value for s in rescored.results.scores if s.name == added for k, m in s.metrics.items()}
-    assert again == log_metrics(eval_log)
+    assert log_metrics(out, added) == log_metrics(eval_log)
 
 
 @pytest.mark.spec("INSP-SCORER-OPTIONAL")
@@ -386,39 +274,28 @@ def test_without_inspect_ai_prefixexec_imports_and_the_integration_names_the_ext
 def test_approver_rejects_calls_not_executable_at_the_schema_level(tmp_path: Path) -> None:
     policy = tmp_path / "approval.yaml"
     policy.write_text("approvers:\n  - name: prefixexec/schema_approver\n    tools: '*'\n")
-    names = ("ok", "bad_args", "unknown_tool", "parallel")
-    path = run(tmp_path, names, "eval", approval=str(policy))
-    log = read_eval_log(str(path))
-    assert log.samples is not None
-    errors: dict[str, list[tuple[str, str | None, str]]] = {}
-    for sample in log.samples:
-        errors[str(sample.id)] = [
-            (
-                m.function or "",
-                None if m.error is None else m.error.type,
-                "" if m.error is None else m.error.message,
-            )
-            for m in sample.messages
-            if m.role == "tool"
-        ]
+    path = run(tmp_path, ("ok", "bad_args", "unknown_tool", "parallel"), "eval", "--approval", str(policy))
+    _, samples = read_log(path)
+    errors = {str(s["id"]): tool_errors(s) for s in samples}
     assert errors["ok"] == [("add", None, "")]
     (bad,) = errors["bad_args"]
     assert bad[:2] == ("add", "approval")
-    assert (
-        "prefixexec: [schema]" in bad[2]
-        and "arguments.x" in bad[2]
-        and "'two' is not of type 'integer'" in bad[2]
-    )
+    assert "prefixexec: [schema]" in bad[2]
+    assert "arguments.x" in bad[2] and "'two' is not of type 'integer'" in bad[2]
     # inspect answers a call to a tool it does not have before asking any approver ("parsing")
     assert [e[:2] for e in errors["unknown_tool"]] == [("delete_everything", "parsing")]
     # the approver judges the schema only: read_file's missing file still fails when it runs
     assert [e[:2] for e in errors["parallel"]] == [("add", None), ("read_file", "file_not_found")]
+    # the adapter reads the rejection as inspect's "approval" error (INS-LABELS: precondition)
+    rollouts = {r.task_id: r for r in il.read([str(path)], AdapterOptions(scorer="outcome"))}
+    assert rollouts["bad_args"].outcome.fed == 1 and rollouts["bad_args"].outcome.label is not None
+    assert rollouts["bad_args"].outcome.label.value == "precondition"
 
 
 @pytest.mark.spec("INSP-APPROVER")
 def test_approver_object_in_a_policy(tmp_path: Path) -> None:
-    path = run(tmp_path, ("bad_args",), "eval", approval=[ApprovalPolicy(schema_approver(), "*")])
-    log = read_eval_log(str(path))
-    assert log.samples is not None
-    (message,) = [m for m in log.samples[0].messages if m.role == "tool"]
-    assert message.error is not None and message.error.type == "approval"  # type: ignore[union-attr]  # a tool message
+    path = run(tmp_path, ("bad_args", "ok"), "eval", "--approver-object")
+    _, samples = read_log(path)
+    errors = {str(s["id"]): tool_errors(s) for s in samples}
+    assert [e[:2] for e in errors["bad_args"]] == [("add", "approval")]
+    assert errors["ok"] == [("add", None, "")]

@@ -27,7 +27,7 @@ BAD = RecordedVerdict(False, (Label.INFORMATION, Label.DEPENDENCY), "no such fil
 
 
 def recorded(*verdicts: RecordedVerdict, no_tool: bool = False) -> PrefixMonitor[RecordedTask, object]:
-    return PrefixMonitor(RECORDED, RecordedTask(tuple(verdicts), no_tool))  # type: ignore[arg-type]  # state type is the semantics'
+    return PrefixMonitor(RECORDED, RecordedTask(tuple(verdicts), no_tool))
 
 
 @pytest.mark.spec("MON-CHECK")

@@ -64,7 +64,8 @@ def schema_task(tools: Iterable[Mapping[str, Any]], *, no_tool_allowed: bool | N
     """
     found: dict[str, ChatTool] = {}
     for n, spec in enumerate(tools):
-        inner = spec.get("function") if isinstance(spec.get("function"), Mapping) else spec
+        nested = spec.get("function")
+        inner: Mapping[str, Any] = nested if isinstance(nested, Mapping) else spec
         name = inner.get("name")
         if not isinstance(name, str) or not name:
             raise ValueError(f"tool {n}: no 'name'")
