@@ -34,7 +34,7 @@ from prefixexec.kernel import (
 )
 from prefixexec.kernel import bootstrap as boot
 from prefixexec.kernel import estimators as est
-from prefixexec.kernel.accumulator import AccumulatorSet, RolloutArrays, accumulate
+from prefixexec.kernel.accumulator import Accumulator, AccumulatorSet, RolloutArrays, accumulate
 from prefixexec.kernel.actions import Action, ToolCall
 from prefixexec.kernel.replay import first_error_depth
 
@@ -259,3 +259,42 @@ def test_accumulator_contains_is_set_membership(
     )
     first = AccumulatorSet([(keys[0], acc)]).first_repeat(query)
     assert first == (want.index(True) if any(want) else None)
+
+
+@pytest.mark.spec("ACC-STATE", "BOOT-CLUSTER", "CONV-EXACT")
+def test_accumulator_messages_and_integer_task_sums() -> None:
+    empty = Accumulator.empty()
+    with pytest.raises(ValueError, match=r"^an accumulator without rollouts has no metrics \(N >= 1\)$"):
+        empty.metrics()
+    with pytest.raises(ValueError, match=r"^an accumulator without rollouts has no task sums$"):
+        empty.task_sums(["a"])
+    keys = [ConditionKey("d", "m", "x")]
+    names = [f"t{i}" for i in range(7)]
+    # Seven tasks, T = 1..7, FED = 1, 2, ..., one rollout each, so the horizons' lcm is 420.
+    batch = RolloutArrays(
+        keys,
+        [0] * 7,
+        names,
+        list(range(7)),
+        [0] * 7,
+        [1, 2, 3, 4, 5, 6, 7],
+        [1, 2, 4, 5, 6, 1, 8],
+        [True, False, True, False, True, False, True],
+        [-1] * 7,  # no labels: the failing rollouts are unlabelled
+    )
+    acc = accumulate(batch).as_dict()[keys[0]]
+    sums = acc.task_sums(names)
+    assert sums.X.dtype == np.int64, "per-task sums are exact integers"
+    cohort = Cohort(
+        T=[1, 2, 3, 4, 5, 6, 7],
+        fed=[1, 2, 4, 5, 6, 1, 8],
+        Y=[True, False, True, False, True, False, True],
+        label_code=[5, 5, -1, -1, -1, 5, -1],
+        task=names,
+    )
+    reference = boot.task_sums(cohort, names)
+    assert sums.columns == reference.columns and sums.L == reference.L == 420
+    assert np.array_equal(sums.X, reference.X)
+    six_missing = "task(s) ['t1', 't2', 't3', 't4', 't5'] are not in the task list"
+    with pytest.raises(ValueError, match=re.escape(six_missing)):
+        acc.task_sums(["t0"])
