@@ -77,9 +77,9 @@ def add_batch(state: AccumulatorSet, batch: Batch, locate: Locator) -> Accumulat
     rollouts = batch.rollouts
     bounded = limits.first_array_fault(rollouts)  # HOSTILE-ROLLOUT: every adapter's rows
     if bounded is not None:
-        row, what = bounded
-        add_batch(state, attrs.evolve(batch, rollouts=rollouts.head(row), error=None), locate)
-        raise InputError(batch.where(row), what)
+        first, what = bounded
+        add_batch(state, attrs.evolve(batch, rollouts=rollouts.head(first), error=None), locate)
+        raise InputError(batch.where(first), what)
     try:
         part = accumulate(rollouts)
     except (RowError, DuplicateRollout) as exc:
