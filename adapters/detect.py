@@ -250,8 +250,11 @@ class _Prefixed:
 def detect_stdin() -> Detection:
     """DETECT-STDIN: detect from standard input's first line (all of it for a JSON document) and
     put what was read back, so the adapter reads the whole input."""
+    from . import limits
+
+    limits.check_stdin()  # HOSTILE-DEVICE: not from /dev/zero
     stream = sys.stdin
-    first = stream.readline()
+    first = stream.readline(limits.max_line_bytes + 1)  # HOSTILE-LINE: an endless line ends
     text = first
     try:
         json.loads(first)

@@ -392,10 +392,11 @@ def test_devices_as_input_are_refused(
 
 
 @pytest.mark.spec("HOSTILE-DEVICE")
-def test_stdin_from_dev_zero_is_refused() -> None:
+@pytest.mark.parametrize("adapter", ["records", "auto"])
+def test_stdin_from_dev_zero_is_refused(adapter: str) -> None:
     with open("/dev/zero", "rb") as zero:
         done = subprocess.run(
-            [sys.executable, "-m", "prefixexec", *SCORE, "--adapter", "records", "-"],
+            [sys.executable, "-m", "prefixexec", *SCORE, "--adapter", adapter, "-"],
             stdin=zero,
             capture_output=True,
             timeout=60,
