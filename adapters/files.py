@@ -74,8 +74,14 @@ def output_directory(path: str) -> Path:
     directory = Path(os.path.realpath(path)).parent
     if not directory.is_dir():
         raise InputError(path, f"cannot write: directory {str(Path(path).parent)!r} does not exist")
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise InputError(path, f"cannot write: directory {str(Path(path).parent)!r} is not writable")
+    try:  # a real probe: os.access says yes to root on a read-only file system
+        fd, probe = tempfile.mkstemp(prefix=".prefixexec-", dir=directory)
+    except OSError as exc:
+        raise InputError(
+            path, f"cannot write: directory {str(Path(path).parent)!r} is not writable ({exc.strerror})"
+        ) from None
+    os.close(fd)
+    os.unlink(probe)
     return directory
 
 

@@ -550,7 +550,7 @@ def test_bfcl_precision_budget_per_rollout() -> None:
 
 
 @pytest.mark.spec("HOSTILE-OUTPUT-EARLY")
-@pytest.mark.parametrize("output", ["DIR", ".", "", "/", "missing/x.json", "FILE/x.json"])
+@pytest.mark.parametrize("output", ["DIR", ".", "", "/", "missing/x.json", "FILE/x.json", "/sys/x.json"])
 def test_bad_output_paths_are_refused_before_the_input_is_read(
     output: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
