@@ -694,3 +694,21 @@ def test_the_same_file_twice_names_the_first_file(tmp_path: Path, capsys: pytest
     path = jsonl(tmp_path / "a.jsonl", record(task_id="a"), record(task_id="b"))
     line = one_error(*run(capsys, *SCORE, "--adapter", "records", str(path), str(path)), "repeats the key")
     assert line.endswith(f"first seen at {path}:1") and "<stdin>" not in line
+
+
+@pytest.mark.spec("HOSTILE-DEVICE", "HOSTILE-DEPTH")
+def test_files_inside_a_toolsandbox_run_are_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = tmp_path / "run"
+    shutil.copytree(DATA / "toolsandbox" / "hostile_run", run_dir)
+    context = run_dir / "trajectories" / "hostile_code" / "execution_context.json"
+    context.unlink()
+    context.symlink_to("/dev/zero")
+    # Not a regular file: the run lacks its context (the reader never opens the device).
+    one_error(*run(capsys, *SCORE, "--adapter", "toolsandbox", str(run_dir)), "hostile_code")
+    context.unlink()
+    write(context, DEEP)
+    one_error(
+        *run(capsys, *SCORE, "--adapter", "toolsandbox", str(run_dir)), str(context), "nested too deeply"
+    )

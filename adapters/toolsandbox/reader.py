@@ -26,6 +26,7 @@ from prefixexec.kernel import ConditionKey, Rollout, ToolCall, replay
 
 from ..errors import InputError
 from ..labels import NO_RULES, LabelRules, load_label_rules
+from ..limits import DEEP, check_input_file
 from ..shape import optional_number, optional_str
 from .semantics import INCOMPLETE_CODE, NO_TOOL_CATEGORIES, SEMANTICS, SandboxCall, Scenario, split_exception
 
@@ -190,6 +191,7 @@ class SummaryEntry:
 
 
 def _load_json(path: Path, what: str) -> Any:
+    check_input_file(str(path))  # HOSTILE-DEVICE, HOSTILE-LOOP: also the files inside a run
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -204,6 +206,8 @@ def _load_json(path: Path, what: str) -> Any:
         return json.loads(text)
     except ValueError as exc:
         raise InputError(str(path), f"not valid JSON: {exc}") from None
+    except RecursionError:
+        raise InputError(str(path), f"not valid JSON: {DEEP}") from None
 
 
 def _number(value: object) -> bool:
