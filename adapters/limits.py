@@ -284,5 +284,6 @@ def guarded(handler: Callable[[Any], int], args: Any) -> int:
         where = str(exc.filename) if exc.filename is not None else "input"
         raise InputError(where, f"cannot read or write: {exc.strerror or exc}") from None
     finally:
+        set_inputs([])
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
