@@ -222,3 +222,11 @@ def test_bfcl_monitor_matches_replay_on_gold_and_on_a_failing_mutant() -> None:
             expected.reason,
         )
         assert got.fully_executable is fully
+
+
+@pytest.mark.spec("MON-BFCL")
+def test_bfcl_live_semantics_serves_one_rollout() -> None:
+    semantics = BfclLiveSemantics()
+    PrefixMonitor(semantics, live_run(bfcl_adapter.task("multi_turn_base_1")))
+    with pytest.raises(RuntimeError, match="serves one rollout"):
+        PrefixMonitor(semantics, live_run(bfcl_adapter.task("multi_turn_base_0")))

@@ -160,6 +160,8 @@ class BfclLiveSemantics:
         return self._task
 
     def initial_state(self, task: BfclRun) -> LiveBfclState:
+        if self._task is not None and self._task is not task:
+            raise RuntimeError("a BfclLiveSemantics serves one rollout; make a new one for the next")
         self._task = task
         with backend.utc():
             return LiveBfclState(World(task.task.entry), 0)
