@@ -298,3 +298,33 @@ def test_accumulator_messages_and_integer_task_sums() -> None:
     six_missing = "task(s) ['t1', 't2', 't3', 't4', 't5'] are not in the task list"
     with pytest.raises(ValueError, match=re.escape(six_missing)):
         acc.task_sums(["t0"])
+
+
+@pytest.mark.spec("BOOT-CLUSTER", "CONV-EXACT")
+def test_task_sums_switch_to_python_integers_before_int64_overflows() -> None:
+    # 43 rollouts of one task with horizons 1..41, 81 and 128: L = lcm = 2628722276875094400
+    # (~2^61.2, so L / N is far below 2^62) but the task's sum of L over its 43 rollouts is
+    # 43 L ~ 1.1e20 > 2^63: the sums must be Python integers, exactly 43 L.
+    horizons = [*range(1, 42), 81, 128]
+    L = math.lcm(*horizons)
+    assert L == 2628722276875094400 and 43 * L > 2**63
+    cohort = Cohort(
+        T=horizons,
+        fed=[t + 1 for t in horizons],
+        Y=[True] * 43,
+        label_code=[-1] * 43,
+        task=["a"] * 43,
+    )
+    sums = boot.task_sums(cohort, ["a"])
+    assert len(sums.columns) == sums.X.shape[1]
+    assert sums.X[0, sums.columns.index("auc_den")] == 43 * L
+    assert sums.X[0, sums.columns.index("auc_num")] == sum(t * (L // t) for t in horizons)
+    keys = [ConditionKey("d", "m", "x")]
+    batch = RolloutArrays(
+        keys, [0] * 43, ["a"], [0] * 43, list(range(43)), horizons, [t + 1 for t in horizons],
+        [True] * 43, [-1] * 43,
+    )
+    acc_sums = accumulate(batch).as_dict()[keys[0]].task_sums(["a"])
+    assert len(acc_sums.columns) == acc_sums.X.shape[1]
+    assert acc_sums.X[0, acc_sums.columns.index("auc_den")] == 43 * L
+    assert np.array_equal(acc_sums.X, sums.X)
