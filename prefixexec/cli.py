@@ -459,10 +459,16 @@ def _write(text: str, output: str | None) -> None:
 def _score(args: argparse.Namespace) -> int:
     from .inference import evaluate_accumulators, score_document, table_intervals
     from .scoring import dumps, format_table
+    from .ttyprogress import tty_progress
 
+    progress = tty_progress(args, 3, "prefixexec score")  # PROGRESS-TTY
+    progress.step("reading input")
     accumulators, rollouts = read_scored_input(args)
     signature = signature_of(args)
+    progress.step(f"bootstrap ({args.bootstrap} resamples)" if args.bootstrap else "scoring")
     results = evaluate_accumulators(accumulators, settings_of(args), paired=not args.unpaired)
+    progress.step("writing")
+    progress.close()
     if args.json:
         text = dumps(score_document(results, signature))
     else:
@@ -476,10 +482,15 @@ def _score(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     from .inference import compare_conditions
     from .scoring import dumps, format_comparisons
+    from .ttyprogress import tty_progress
 
+    progress = tty_progress(args, 2, "prefixexec compare")  # PROGRESS-TTY
+    progress.step("reading input")
     accumulators, rollouts = read_scored_input(args)
     signature = signature_of(args)
+    progress.step(f"paired bootstrap ({args.bootstrap} resamples)")
     comparisons, skipped = compare_conditions(accumulators, settings_of(args), args.baseline, args.level)
+    progress.close()
     if args.json:
         text = dumps({"signature": str(signature), "comparisons": comparisons, "skipped": skipped})
     else:
@@ -502,8 +513,11 @@ def resolve_adapter(args: argparse.Namespace) -> None:
     """``--adapter auto``: the adapter detected from the input files, said on stderr (DETECT-ONE)."""
     if getattr(args, "adapter", None) != "auto" or not hasattr(args, "files"):
         return
-    from prefixexec.adapters.detect import resolve
+    from prefixexec.adapters import InputError
+    from prefixexec.adapters.detect import STDIN, resolve
 
+    if getattr(args, "engine", "local") == "dask" and STDIN in args.files:  # before stdin is read
+        raise InputError(STDIN, "--engine dask reads files, not standard input")
     args.adapter_detected = True
     args.adapter, found = resolve(args.files)
     # Records, the format read before detection existed, is read without a word (DETECT-NOTICE).

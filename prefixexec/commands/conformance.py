@@ -113,6 +113,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "the vectors are scored in this process (no --timeout then)",
     )
     p.add_argument("--json", action="store_true", help="print a JSON report")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr (PROGRESS-QUIET)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -131,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
         args.skip,
         jobs=args.jobs or os.cpu_count() or 1,
         in_process=not args.subprocess,
-        progress=_progress if sys.stderr.isatty() else None,
+        progress=_progress if sys.stderr.isatty() and not args.quiet else None,
     )
     if args.json:
         sys.stdout.write(json.dumps(results_json(results), indent=2, allow_nan=False) + "\n")

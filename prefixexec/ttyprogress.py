@@ -1,0 +1,24 @@
+"""Progress of long commands on a terminal only (spec: PROGRESS-TTY, PROGRESS-QUIET).
+
+A command's progress goes to stderr when stderr is a terminal and ``--quiet`` was not given;
+piped or redirected, nothing is written (a log or a caller reading stderr sees only errors and
+notices). The bar is :class:`prefixexec.report.progress.Progress` (rich on a terminal), shown
+only once a run has taken longer than its delay.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from prefixexec.report.progress import Progress
+
+
+def tty_progress(args: argparse.Namespace, total: int, label: str) -> Progress:
+    """A progress bar for ``total`` steps, enabled on a terminal's stderr without ``--quiet``."""
+    from prefixexec.report import progress as _progress
+
+    enabled = not getattr(args, "quiet", False) and bool(getattr(sys.stderr, "isatty", lambda: False)())
+    return _progress.Progress(total, enabled=enabled, label=label, delay=_progress.DELAY)

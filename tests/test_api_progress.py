@@ -1,0 +1,71 @@
+"""Progress of long commands: on a terminal only, never piped or with --quiet (spec: PROGRESS-*)."""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+import pytest
+
+import prefixexec.report.progress as progress_module
+from prefixexec.cli import main
+
+from conftest import REPO
+
+DEMO = str(REPO / "examples" / "demo.jsonl")
+
+
+class Terminal(io.StringIO):
+    """A stderr that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def run_on(stream: io.StringIO, argv: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:
+    monkeypatch.setattr(progress_module, "DELAY", 0.0)  # show at once (the delay keeps quick runs silent)
+    monkeypatch.setattr("sys.stderr", stream)
+    code = main(argv)
+    return code, stream.getvalue()
+
+
+@pytest.mark.spec("PROGRESS-TTY")
+@pytest.mark.parametrize(
+    ("argv", "label"),
+    [
+        (["score", "--bootstrap", "200", DEMO], "prefixexec score"),
+        (["compare", "--baseline", "react", "--bootstrap", "200", DEMO], "prefixexec compare"),
+        (["convert", DEMO, "--output", "{tmp}/o.jsonl"], "prefixexec convert"),
+    ],
+)
+def test_progress_on_a_terminal(
+    argv: list[str],
+    label: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    code, err = run_on(Terminal(), argv, monkeypatch)
+    assert code == 0 and label in err
+    for stream in (io.StringIO(), Terminal()):  # piped, and a terminal with --quiet
+        quiet = ["--quiet"] if isinstance(stream, Terminal) else []
+        code, err = run_on(stream, [*argv, *quiet], monkeypatch)
+        assert code == 0 and label not in err
+        if argv[0] != "convert":
+            assert err == ""
+
+
+@pytest.mark.spec("PROGRESS-QUIET")
+def test_conformance_shows_vectors_done_unless_quiet(monkeypatch: pytest.MonkeyPatch) -> None:
+    vectors = REPO / "spec" / "vectors"
+    some = sorted(p.stem for p in vectors.glob("*.json"))[:3]
+    assert len(some) == 3, "spec/vectors is missing"
+    argv = ["conformance", "--command", f"{sys.executable} -m prefixexec score --json --bootstrap 0 -"]
+    for name in some:
+        argv += ["--only", name]
+    code, err = run_on(Terminal(), argv, monkeypatch)
+    assert code == 0 and "conformance: 3 of 3 vectors" in err
+    code, err = run_on(Terminal(), [*argv, "--quiet"], monkeypatch)
+    assert code == 0 and "vectors" not in err
