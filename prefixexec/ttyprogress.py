@@ -9,7 +9,9 @@ only once a run has taken longer than its delay.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -22,3 +24,16 @@ def tty_progress(args: argparse.Namespace, total: int, label: str) -> Progress:
 
     enabled = not getattr(args, "quiet", False) and bool(getattr(sys.stderr, "isatty", lambda: False)())
     return _progress.Progress(total, enabled=enabled, label=label, delay=_progress.DELAY)
+
+
+@contextlib.contextmanager
+def tty_status(args: argparse.Namespace, text: str) -> Iterator[None]:
+    """A spinner with ``text`` and the elapsed time on a terminal's stderr while the block runs
+    (for a step without countable parts, such as an audit); nothing when piped or ``--quiet``."""
+    if getattr(args, "quiet", False) or not bool(getattr(sys.stderr, "isatty", lambda: False)()):
+        yield
+        return
+    from rich.console import Console
+
+    with Console(file=sys.stderr, force_terminal=True, highlight=False).status(text):
+        yield

@@ -69,3 +69,17 @@ def test_conformance_shows_vectors_done_unless_quiet(monkeypatch: pytest.MonkeyP
     assert code == 0 and "conformance: 3 of 3 vectors" in err
     code, err = run_on(Terminal(), [*argv, "--quiet"], monkeypatch)
     assert code == 0 and "vectors" not in err
+
+
+@pytest.mark.spec("PROGRESS-TTY", "PROGRESS-QUIET")
+def test_audit_shows_a_status_on_a_terminal_only(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["audit", "--adapter", "records", DEMO]
+    code, err = run_on(Terminal(), argv, monkeypatch)
+    assert code == 0 and "prefixexec audit: records" in err
+    out = capsys.readouterr().out
+    for stream, extra in ((io.StringIO(), []), (Terminal(), ["--quiet"])):
+        code, err = run_on(stream, [*argv, *extra], monkeypatch)
+        assert code == 0 and err == ""
+        assert capsys.readouterr().out == out  # the same report either way

@@ -60,6 +60,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action="store_true",
         help="bfcl: also compare with the benchmark's own implementation, on trusted inputs only",
     )
+    parser.add_argument("--quiet", action="store_true", help="no progress on stderr (PROGRESS-QUIET)")
     parser.add_argument("--model", help="model name, for inputs that do not carry it")
     parser.add_argument("--method", help="method name, for inputs that do not carry it")
     parser.add_argument("--threshold", type=float, help="inspect: success threshold")
@@ -154,7 +155,10 @@ def run(args: argparse.Namespace) -> int:
         for flag, value in (("--cross-check", args.cross_check), ("--category", args.category)):
             if value and args.adapter != "bfcl":
                 raise InputError(flag, "only applies to --adapter bfcl")
-        report = function(args.files, options)
+        from prefixexec.ttyprogress import tty_status
+
+        with tty_status(args, f"prefixexec audit: {args.adapter}"):  # PROGRESS-TTY
+            report = function(args.files, options)
     status = exit_status(report)
     sys.stdout.write(dumps(report.to_json()) if args.json else report.render())
     if function is not None and status == EXIT_NOTHING_CHECKED:
