@@ -52,9 +52,13 @@ logs="$(mktemp -d)"
 trap 'rm -rf "$logs"' EXIT
 bash "$repo/tests/mypy.sh" "$venv" >"$logs/mypy" 2>&1 &
 mypy_pid=$!
+export PREFIXEXEC_TEST_VENV="$venv"  # the prefixexec that check.sh runs the conformance vectors with
+proofs() {
+  bash "$repo/proofs/check.sh"
+}
 proofs_pid=""
 if [ -f "$repo/proofs/check.sh" ]; then
-  PREFIXEXEC_TEST_VENV="$venv" bash "$repo/proofs/check.sh" >"$logs/proofs" 2>&1 &
+  proofs >"$logs/proofs" 2>&1 &
   proofs_pid=$!
 fi
 
@@ -63,8 +67,9 @@ status=0
 workers="${PREFIXEXEC_TEST_WORKERS:-auto}"
 parallel=()
 if [ "$workers" != "0" ]; then parallel=(-n "$workers"); fi
-HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-ci}" "$venv/bin/pytest" -p no:cacheprovider "${parallel[@]}" "$@" \
-  || status=$?
+# --durations: the slowest tests are listed at the end, to keep an eye on the suite's time.
+HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-ci}" "$venv/bin/pytest" -p no:cacheprovider --durations=15 \
+  "${parallel[@]}" "$@" || status=$?
 
 step "mypy --strict (kernel/, adapters/, prefixexec/), run beside pytest"
 if wait "$mypy_pid"; then cat "$logs/mypy"; else cat "$logs/mypy"; echo "mypy FAILED"; status=1; fi
