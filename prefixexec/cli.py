@@ -459,16 +459,14 @@ def _write(text: str, output: str | None) -> None:
 def _score(args: argparse.Namespace) -> int:
     from .inference import evaluate_accumulators, score_document, table_intervals
     from .scoring import dumps, format_table
-    from .ttyprogress import tty_progress
+    from .ttyprogress import tty_steps
 
-    progress = tty_progress(args, 3, "prefixexec score")  # PROGRESS-TTY
-    progress.step("reading input")
-    accumulators, rollouts = read_scored_input(args)
-    signature = signature_of(args)
-    progress.step(f"bootstrap ({args.bootstrap} resamples)" if args.bootstrap else "scoring")
-    results = evaluate_accumulators(accumulators, settings_of(args), paired=not args.unpaired)
-    progress.step("writing")
-    progress.close()
+    with tty_steps(args, "prefixexec score") as step:  # PROGRESS-TTY: a spinner on a terminal
+        step("reading input")
+        accumulators, rollouts = read_scored_input(args)
+        signature = signature_of(args)
+        step(f"bootstrap ({args.bootstrap} resamples)" if args.bootstrap else "scoring")
+        results = evaluate_accumulators(accumulators, settings_of(args), paired=not args.unpaired)
     if args.json:
         text = dumps(score_document(results, signature))
     else:
@@ -482,15 +480,14 @@ def _score(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     from .inference import compare_conditions
     from .scoring import dumps, format_comparisons
-    from .ttyprogress import tty_progress
+    from .ttyprogress import tty_steps
 
-    progress = tty_progress(args, 2, "prefixexec compare")  # PROGRESS-TTY
-    progress.step("reading input")
-    accumulators, rollouts = read_scored_input(args)
-    signature = signature_of(args)
-    progress.step(f"paired bootstrap ({args.bootstrap} resamples)")
-    comparisons, skipped = compare_conditions(accumulators, settings_of(args), args.baseline, args.level)
-    progress.close()
+    with tty_steps(args, "prefixexec compare") as step:  # PROGRESS-TTY: a spinner on a terminal
+        step("reading input")
+        accumulators, rollouts = read_scored_input(args)
+        signature = signature_of(args)
+        step(f"paired bootstrap ({args.bootstrap} resamples)")
+        comparisons, skipped = compare_conditions(accumulators, settings_of(args), args.baseline, args.level)
     if args.json:
         text = dumps({"signature": str(signature), "comparisons": comparisons, "skipped": skipped})
     else:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -37,3 +37,16 @@ def tty_status(args: argparse.Namespace, text: str) -> Iterator[None]:
 
     with Console(file=sys.stderr, force_terminal=True, highlight=False).status(text):
         yield
+
+
+@contextlib.contextmanager
+def tty_steps(args: argparse.Namespace, label: str) -> Iterator[Callable[[str], None]]:
+    """Like :func:`tty_status`, for a command made of named steps: yields ``step(text)``, which
+    shows ``label: text`` with the spinner (a no-op when piped or ``--quiet``)."""
+    if getattr(args, "quiet", False) or not bool(getattr(sys.stderr, "isatty", lambda: False)()):
+        yield lambda text: None
+        return
+    from rich.console import Console
+
+    with Console(file=sys.stderr, force_terminal=True, highlight=False).status(label) as status:
+        yield lambda text: status.update(f"{label}: {text}")
