@@ -114,6 +114,7 @@ def _checked(read: Callable[[Sequence[str], AdapterOptions], list[Rollout]]) -> 
                 limits.check_input_file(path)
         rollouts = read(paths, options)
         limits.check_rollouts(rollouts)
+        limits.check_cells(rollouts)
         return limits.escaped_reasons(rollouts)
 
     return checked

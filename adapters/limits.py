@@ -15,12 +15,16 @@ from typing import IO, TYPE_CHECKING, Any
 from .errors import InputError
 
 if TYPE_CHECKING:
-    from prefixexec.kernel import Rollout
-    from prefixexec.kernel.accumulator import RolloutArrays
+    from prefixexec.kernel import ConditionKey, Rollout
+    from prefixexec.kernel.accumulator import AccumulatorSet, RolloutArrays
 
 #: HOSTILE-HORIZON: the largest horizon T of a rollout (curves are stored and printed densely,
 #: one value per depth 1..T, so the cost of a condition follows its longest horizon).
 MAX_HORIZON = 100_000
+#: HOSTILE-CELLS: the most cells (tasks x longest horizon) of one condition's per-task histograms,
+#: and of the per-batch arrays the kernel builds: 32 MiB per int64 array. Memory then
+#: stays bounded whatever T and the number of tasks are; an input that needs more is refused.
+MAX_CELLS = 1 << 22
 #: HOSTILE-TRIAL: the largest trial index (trials are 64-bit integers inside the kernel, which
 #: adds to them; 2**62 - 1 leaves room).
 MAX_TRIAL = 2**62 - 1
@@ -99,6 +103,17 @@ def bad_name(value: str) -> str | None:
     return None
 
 
+def _all_good(names: list[str]) -> bool:
+    """Whether every name is non-empty Unicode text (one encode for all of them)."""
+    if not all(names):
+        return False
+    try:
+        "".join(names).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def outcome_fault(T: int, trial: int) -> str | None:
     """What is wrong with a horizon and a trial index, or None (HOSTILE-HORIZON, HOSTILE-TRIAL)."""
     if T > MAX_HORIZON:
@@ -153,7 +168,51 @@ def escaped_reasons(rollouts: list[Rollout]) -> list[Rollout]:
     return out
 
 
+def cells_fault(state: AccumulatorSet, part: AccumulatorSet) -> tuple[ConditionKey, int, int] | None:
+    """The first condition whose accumulator, ``state``'s merged with ``part``'s, would hold more
+    than :data:`MAX_CELLS` cells (tasks x horizon), with its task count and horizon (HOSTILE-CELLS).
+    The union of task sets is formed only when the sum of both sizes exceeds the bound."""
+    mine = state.as_dict()
+    for key, acc in part.items:
+        other = mine.get(key)
+        K = acc.K if other is None else max(acc.K, other.K)
+        n = len(acc.tasks) + (0 if other is None else len(other.tasks))
+        if n * (K + 1) <= MAX_CELLS:
+            continue
+        if other is not None:
+            n = len(set(acc.tasks) | set(other.tasks))
+        if n * (K + 1) > MAX_CELLS:
+            return key, n, K
+    return None
+
+
+def cells_message(key: ConditionKey, n: int, K: int) -> str:
+    return (
+        f"condition {key.dataset} / {key.model} / {key.method} would hold {n} tasks x horizon {K} = "
+        f"{n * K} cells of per-task histograms, over the limit {MAX_CELLS} (HOSTILE-CELLS)"
+    )
+
+
+def check_cells(rollouts: Sequence[Rollout], where: Sequence[str] | None = None) -> None:
+    """HOSTILE-CELLS for a list of rollouts: no condition's tasks x longest horizon over the bound."""
+    tasks: dict[ConditionKey, set[str]] = {}
+    longest: dict[ConditionKey, tuple[int, int]] = {}
+    for index, rollout in enumerate(rollouts):
+        c = rollout.condition
+        tasks.setdefault(c, set()).add(rollout.task_id)
+        if rollout.outcome.T > longest.get(c, (0, 0))[0]:
+            longest[c] = (rollout.outcome.T, index)
+    for c, names in tasks.items():
+        K, index = longest[c]
+        if len(names) * (K + 1) > MAX_CELLS:
+            place = where[index] if where is not None else _describe(rollouts[index])
+            raise InputError(place, cells_message(c, len(names), K))
+
+
 def _describe(rollout: Rollout) -> str:
+    source = rollout.meta.get("source")
+    if isinstance(source, str) and source:
+        return source  # FILE:LINE or the record, where the adapter read it
     c = rollout.condition
     return f"{c.dataset!a} / {c.model!a} / {c.method!a}, task {rollout.task_id!a}, trial {rollout.trial}"
 
@@ -166,16 +225,20 @@ def first_array_fault(batch: RolloutArrays) -> tuple[int, str] | None:
     n = len(batch)
     if n == 0:
         return None
-    bad = (batch.T > MAX_HORIZON) | (batch.trial > MAX_TRIAL)
     fields = ("dataset", "model", "method")
-    bad_conditions = [
-        i for i, c in enumerate(batch.conditions) if any(bad_name(getattr(c, f)) for f in fields)
-    ]
-    if bad_conditions:
-        bad |= np.isin(batch.condition, bad_conditions)
-    bad_tasks = [i for i, t in enumerate(batch.tasks) if bad_name(t)]
-    if bad_tasks:
-        bad |= np.isin(batch.task, bad_tasks)
+    names_ok = _all_good([*batch.tasks, *(getattr(c, f) for c in batch.conditions for f in fields)])
+    if names_ok and int(batch.T.max()) <= MAX_HORIZON and int(batch.trial.max()) <= MAX_TRIAL:
+        return None
+    bad = (batch.T > MAX_HORIZON) | (batch.trial > MAX_TRIAL)
+    if not names_ok:
+        bad_conditions = [
+            i for i, c in enumerate(batch.conditions) if any(bad_name(getattr(c, f)) for f in fields)
+        ]
+        if bad_conditions:
+            bad |= np.isin(batch.condition, bad_conditions)
+        bad_tasks = [i for i, t in enumerate(batch.tasks) if bad_name(t)]
+        if bad_tasks:
+            bad |= np.isin(batch.task, bad_tasks)
     if not bad.any():
         return None
     row = int(np.argmax(bad))

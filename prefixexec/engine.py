@@ -80,6 +80,10 @@ def add_batch(state: AccumulatorSet, batch: Batch, locate: Locator) -> Accumulat
         first, what = bounded
         add_batch(state, attrs.evolve(batch, rollouts=rollouts.head(first), error=None), locate)
         raise InputError(batch.where(first), what)
+    n = len(rollouts)
+    if n > 1 and n * (int(rollouts.T.max()) + 1) > limits.MAX_CELLS:  # HOSTILE-CELLS: in row order
+        state = add_batch(state, _rows(batch, 0, n // 2), locate)
+        return add_batch(state, _rows(batch, n // 2, n), locate)
     try:
         part = accumulate(rollouts)
     except (RowError, DuplicateRollout) as exc:
@@ -91,12 +95,39 @@ def add_batch(state: AccumulatorSet, batch: Batch, locate: Locator) -> Accumulat
         if isinstance(exc, DuplicateRollout):
             _raise_repeat(batch, row, locate)
         raise InputError(batch.where(row), exc.what) from None
+    too_big = limits.cells_fault(state, part)
+    if too_big is not None:
+        key = too_big[0]
+        mask = np.isin(rollouts.condition, [i for i, c in enumerate(rollouts.conditions) if c == key])
+        rows = np.flatnonzero(mask)
+        raise InputError(batch.where(int(rows[np.argmax(rollouts.T[rows])])), limits.cells_message(*too_big))
     try:
         return state.merge(part)
     except DuplicateRollout:
         repeat = state.first_repeat(rollouts)
         assert repeat is not None  # the merge found one
         _raise_repeat(batch, repeat, locate)
+
+
+def _rows(batch: Batch, start: int, stop: int) -> Batch:
+    """Rows ``start:stop`` of a batch, named as in the whole batch."""
+    r = batch.rollouts
+    # Only the rows' own conditions and tasks: the kernel's arrays grow with the tables' sizes.
+    used_tasks, task = np.unique(r.task[start:stop], return_inverse=True)
+    used_conditions, condition = np.unique(r.condition[start:stop], return_inverse=True)
+    part = RolloutArrays(
+        [r.conditions[i] for i in used_conditions],
+        condition.reshape(-1),
+        [r.tasks[i] for i in used_tasks],
+        task.reshape(-1),
+        r.trial[start:stop],
+        r.T[start:stop],
+        r.fed[start:stop],
+        r.Y[start:stop],
+        r.label[start:stop],
+    )
+    wheres = None if batch.wheres is None else batch.wheres[start:stop]
+    return attrs.evolve(batch, rollouts=part, first_row=batch.first_row + start, wheres=wheres)
 
 
 def stream(batches: Iterable[Batch], locate: Locator) -> AccumulatorSet:
@@ -233,6 +264,9 @@ def merge_outcomes(a: Outcome, b: Outcome) -> Outcome:
         return a
     if isinstance(b, Fault):
         return b
+    too_big = limits.cells_fault(a, b)
+    if too_big is not None:  # HOSTILE-CELLS
+        return Fault(-1, "input", limits.cells_message(*too_big))
     try:
         return a.merge(b)
     except DuplicateRollout as exc:

@@ -712,3 +712,62 @@ def test_files_inside_a_toolsandbox_run_are_checked(
     one_error(
         *run(capsys, *SCORE, "--adapter", "toolsandbox", str(run_dir)), str(context), "nested too deeply"
     )
+
+
+def _wide(path: Path, tasks: int, horizon: int) -> Path:
+    """One rollout of horizon ``horizon`` and ``tasks - 1`` short ones, all in one condition."""
+    rows = [record(task_id="t0", outcome={"T": horizon, "fed": horizon + 1})]
+    rows += [record(task_id=f"t{i}") for i in range(1, tasks)]
+    return jsonl(path, *rows)
+
+
+@pytest.mark.spec("HOSTILE-CELLS")
+@pytest.mark.parametrize("extra", [[], ["--rollouts", "ROLLOUTS"], ["--adapter", "parquet"]])
+def test_tasks_times_horizon_is_bounded(
+    extra: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import tracemalloc
+
+    # 2,000 tasks and one horizon of 100,000: 200 million cells (4.8 GB of histograms) before.
+    path = _wide(tmp_path / "w.jsonl", 2000, 100_000)
+    if extra[:2] == ["--adapter", "parquet"]:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        table = {
+            "dataset": pa.array([r["dataset"] for r in rows]),
+            "model": pa.array([r["model"] for r in rows]),
+            "method": pa.array([r["method"] for r in rows]),
+            "task_id": pa.array([r["task_id"] for r in rows]),
+            "trial": pa.array([0] * len(rows), pa.int64()),
+            "T": pa.array([r["outcome"]["T"] for r in rows], pa.int64()),
+            "fed": pa.array([r["outcome"]["fed"] for r in rows], pa.int64()),
+            "label": pa.array([None] * len(rows), pa.string()),
+            "success": pa.array([True] * len(rows)),
+        }
+        path = tmp_path / "w.parquet"
+        pq.write_table(pa.table(table), path)
+    extra = [str(tmp_path / "r.jsonl") if x == "ROLLOUTS" else x for x in extra]
+    argv = [*SCORE, *(extra if "parquet" in extra else ["--adapter", "records", *extra])]
+    tracemalloc.start()
+    start = time.perf_counter()
+    try:
+        line = one_error(*run(capsys, *argv, str(path)), "HOSTILE-CELLS", "horizon 100000")
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    assert time.perf_counter() - start < 30
+    assert peak < 600 * 2**20
+    assert "over the limit 4194304" in line
+
+
+@pytest.mark.spec("HOSTILE-CELLS")
+def test_many_tasks_with_ordinary_horizons_are_scored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 4,000 tasks x horizon 1,000 = 4 million cells: within the bound of 2^22 = 4,194,304.
+    path = _wide(tmp_path / "w.jsonl", 4000, 1000)
+    code, out, err = run(capsys, *SCORE, "--adapter", "records", str(path))
+    assert code == 0, err
+    assert json.loads(out)["conditions"][0]["N"] == 4000
