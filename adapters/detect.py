@@ -110,7 +110,11 @@ def _line_object(keys: set[str]) -> Detection | None:
         return Detection("chat", "JSON lines with 'messages'")
     if "id" in keys and "result" in keys:
         return Detection("bfcl", "JSON lines with 'id' and 'result' (BFCL entries)")
-    return _document_object(keys)
+    found = _document_object(keys)
+    if found is not None:
+        return found
+    # Any other object on one line: JSON lines of records, whose reader says what is missing.
+    return Detection("records", "JSON lines (records: the reader checks each line)")
 
 
 def _document_object(keys: set[str]) -> Detection | None:

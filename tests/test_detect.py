@@ -248,7 +248,8 @@ def test_a_chosen_adapter_that_cannot_read_a_file_names_the_one_that_can(
         (json.dumps({"simulations": []}) + "\n", "taubench"),
         (json.dumps([{"task_id": 0, "reward": 1.0, "traj": []}], indent=2), "taubench"),
         (json.dumps({"version": 2, "status": "success", "eval": {}, "samples": []}, indent=2), "inspect"),
-        ('{"something": "else"}\n', None),
+        ('{"something": "else"}\n', "records"),  # the records reader then says what is missing
+        (json.dumps({"something": "else"}, indent=2), None),  # a document of no known shape
         ("[1, 2, 3]\n", None),
         ("dataset,model\n", None),
     ],
@@ -261,3 +262,16 @@ def test_text_rules(text: str, adapter: str | None, tmp_path: Path) -> None:
             detect(str(path))
     else:
         assert detect(str(path)).adapter == adapter
+
+
+@pytest.mark.spec("DETECT-LINES")
+def test_a_bad_record_line_gets_the_record_readers_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(
+        '{"dataset": "d", "task_id": "t", "model": "m", "method": "x", "success": true}\n', encoding="utf-8"
+    )
+    code, out, err = run(["score", str(path)], capsys)
+    assert (code, out) == (2, "")
+    assert err == f"prefixexec: error: {path}:1: missing field: one of 'actions' or 'outcome' is required\n"
