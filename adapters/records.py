@@ -697,6 +697,8 @@ def _utf8(path: str) -> bool:
     with Path(path).open("rb") as handle:
         try:
             while data := handle.read(1 << 20):
+                if data.isascii() and not decoder.getstate()[0]:
+                    continue  # ASCII is UTF-8 (and no sequence is pending from the last piece)
                 decoder.decode(data)
             decoder.decode(b"", final=True)
         except UnicodeDecodeError:

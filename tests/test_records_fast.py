@@ -346,3 +346,27 @@ def test_block_reader_hands_over_faults_and_odd_lines_as_the_reference_reads_the
             fault = (error.where, error.what)
     assert fault == want_fault
     assert places == [w for w, _ in want]
+
+
+@pytest.mark.spec("REC-ERRORS")
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"a" * (1 << 21),  # ASCII pieces only
+        b"a" * ((1 << 20) - 1) + "é".encode() + b"a",  # a sequence split between two pieces
+        b"a" * (1 << 20) + b"\xff",  # a bad byte in an ASCII file's second piece
+        b"a" * ((1 << 20) - 1) + b"\xc3",  # a sequence cut off by the end of the file
+        ("é" * 600_000).encode(),  # no ASCII piece at all
+    ],
+)
+def test_the_utf8_check_agrees_with_decoding_the_whole_file(tmp_path: Path, content: bytes) -> None:
+    from prefixexec.adapters.records import _utf8
+
+    path = tmp_path / "f"
+    path.write_bytes(content)
+    try:
+        content.decode("utf-8")
+        valid = True
+    except UnicodeDecodeError:
+        valid = False
+    assert _utf8(str(path)) is valid
