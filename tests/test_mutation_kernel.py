@@ -328,3 +328,31 @@ def test_task_sums_switch_to_python_integers_before_int64_overflows() -> None:
     assert len(acc_sums.columns) == acc_sums.X.shape[1]
     assert acc_sums.X[0, acc_sums.columns.index("auc_den")] == 43 * L
     assert np.array_equal(acc_sums.X, sums.X)
+
+
+@pytest.mark.spec("INV-FED-RANGE", "CONV-LABEL-ORDER")
+def test_cohort_value_faults_name_the_first_bad_rollout() -> None:
+    # Rollout 0 has FED = 1 and rollout 1 FED = T + 1, both valid; rollout 2 is the bad one.
+    good = {"T": [2, 2, 2], "fed": [1, 3, 2], "Y": [True] * 3, "label_code": [5, -1, 0], "task": "abc"}
+    assert make_cohort(**good).N == 3
+    with pytest.raises(ValueError, match=re.escape("'T' must be >= 1: 0")):
+        make_cohort(**{**good, "T": [2, 2, 0], "fed": [1, 3, 1]})
+    for fed in (0, 4):
+        with pytest.raises(ValueError, match=re.escape(f"rollout 2 has T=2, fed={fed}")):
+            make_cohort(**{**good, "fed": [1, 3, fed]})
+    message = "'label_code' must be -1 exactly for fully executable rollouts, else 0..5"
+    for code in ([5, 0, 0], [5, -1, -1], [5, -1, 6], [5, -1, -2]):
+        with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+            make_cohort(**{**good, "label_code": code})
+
+
+@pytest.mark.spec("BOOT-PERCENTILE", "BOOT-DROP")
+def test_percentile_rows_with_holes_and_empty_rows() -> None:
+    # Three rows of B = 2 replicates: as many complete rows (2) as replicates, an all-NaN row
+    # (undefined: None) before a row with one NaN (the remaining value alone).
+    rows = np.array([[1.0, 3.0], [np.nan, np.nan], [5.0, 9.0]])
+    got = boot.percentile_intervals_rows(rows.copy(), 0.5)
+    # level 0.5 -> p = 0.25, 0.75; n = 2: jg = 1.25, 1.75 -> 1 + 0.25 * 2 = 1.5 and 2.5.
+    assert got == [(1.5, 2.5), None, (6.0, 8.0)]
+    holes = np.array([[np.nan, np.nan], [2.0, np.nan], [4.0, 8.0]])
+    assert boot.percentile_intervals_rows(holes.copy(), 0.5) == [None, (2.0, 2.0), (5.0, 7.0)]
