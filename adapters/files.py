@@ -74,15 +74,21 @@ def output_directory(path: str) -> Path:
     directory = Path(os.path.realpath(path)).parent
     if not directory.is_dir():
         raise InputError(path, f"cannot write: directory {str(Path(path).parent)!r} does not exist")
-    try:  # a real probe: os.access says yes to root on a read-only file system
+    _probe(path, directory)
+    return directory
+
+
+def _probe(path: str, directory: Path) -> None:
+    """InputError unless a file can be made in ``directory`` (a real probe: ``os.access`` says
+    yes to root on a read-only file system)."""
+    try:
         fd, probe = tempfile.mkstemp(prefix=".prefixexec-", dir=directory)
     except OSError as exc:
         raise InputError(
-            path, f"cannot write: directory {str(Path(path).parent)!r} is not writable ({exc.strerror})"
+            path, f"cannot write: directory {str(directory)!r} is not writable ({exc.strerror})"
         ) from None
     os.close(fd)
     os.unlink(probe)
-    return directory
 
 
 def _not_an_input(path: str) -> None:
@@ -108,6 +114,10 @@ def check_outputs(paths: Iterable[str | None], folder: str | None = None) -> Non
         _not_an_input(folder)
         if os.path.exists(folder) and not os.path.isdir(folder):
             raise InputError(folder, "cannot write the report: exists and is not a directory")
+        existing = Path(os.path.abspath(folder))
+        while not existing.exists():  # the folder is made if missing: its nearest existing parent
+            existing = existing.parent
+        _probe(folder, existing)
 
 
 @contextmanager

@@ -563,6 +563,16 @@ def test_bad_output_paths_are_refused_before_the_input_is_read(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["FILE", "bad.jsonl"]
 
 
+@pytest.mark.spec("HOSTILE-OUTPUT-EARLY")
+def test_report_folder_checked_before_reading(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad_input = write(tmp_path / "bad.jsonl", "{not json\n")
+    for folder in ("/sys/report", "/sys/a/b"):
+        line = one_error(
+            *run(capsys, "report", "--adapter", "records", str(bad_input), "--out", folder, "--quiet")
+        )
+        assert "is not writable" in line and "not valid JSON" not in line
+
+
 @pytest.mark.spec("HOSTILE-OUTPUT-INPUT")
 def test_an_output_naming_an_input_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     a = jsonl(tmp_path / "a.jsonl", record())
