@@ -276,16 +276,26 @@ def read_scored_input(args: argparse.Namespace) -> tuple[AccumulatorSet, list[Ro
         return read_accumulators(args), None
     from prefixexec.adapters import InputError
     from prefixexec.kernel.accumulator import AccumulatorSet
-    from prefixexec.rollouts import check_path
 
     if getattr(args, "engine", "local") == "dask":
         raise InputError(
             "--engine dask", "cannot be combined with --select or --rollouts (they read every rollout here)"
         )
     if path is not None:
-        check_path(path)
+        check_rollouts_path(path)
     rollouts = read_input(args)
     return AccumulatorSet.from_rollouts(rollouts), rollouts
+
+
+def check_rollouts_path(path: str) -> None:
+    """``--rollouts PATH`` checked before any input is read: its format, and for ``.parquet``
+    the ``[parquet]`` extra (API-EXTRAS: no output written before the error)."""
+    from prefixexec.rollouts import check_path
+
+    if check_path(path) == ".parquet":
+        from prefixexec.extras import require
+
+        require("pyarrow", "--rollouts *.parquet")
 
 
 def write_rollout_rows(args: argparse.Namespace, rollouts: Sequence[Rollout] | None) -> None:

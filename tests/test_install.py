@@ -221,6 +221,13 @@ def test_core_install_scores_records_without_matplotlib_pyarrow_or_dask(wheel: P
         parquet.stderr
     )
     assert parquet.stderr.count("\n") == 1
+    for extra, args in (
+        ("dask", ["score", "--engine", "dask", str(_records_file())]),
+        ("parquet", ["score", "--rollouts", str(tmp_path / "r.parquet"), str(_records_file())]),
+    ):
+        done = _run([str(python), "-m", "prefixexec", *args], tmp_path)
+        assert done.returncode == 2 and done.stdout == "", done.stderr
+        assert done.stderr.count("\n") == 1 and f"pip install 'prefix-executability[{extra}]'" in done.stderr
     frame = _run(
         [
             str(python),

@@ -17,12 +17,12 @@ from prefixexec.cli import (
     add_adapter_options,
     add_quiet_option,
     add_rollouts_option,
+    check_rollouts_path,
     read_input,
     write_rollout_rows,
 )
 from prefixexec.engine import checked_batches
 from prefixexec.kernel.accumulator import RolloutArrays
-from prefixexec.rollouts import check_path
 
 NAME = "convert"
 
@@ -178,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
     if args.select or args.rollouts is not None:
         # Every rollout is read and kept (OUT-SELECT, OUT-ROLLOUTS-FILE): no streaming.
         if args.rollouts is not None:
-            check_path(args.rollouts)
+            check_rollouts_path(args.rollouts)
         rollouts = read_input(args)
         batches: Iterable[RolloutArrays] = [RolloutArrays.from_rollouts(rollouts)]
     else:
