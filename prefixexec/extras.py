@@ -17,6 +17,7 @@ EXTRA_OF = {
     "distributed": "dask",
     "pandas": "pandas",
     "polars": "polars",
+    "inspect_ai": "inspect",
 }
 
 
