@@ -41,15 +41,16 @@ def set_inputs(paths: Iterable[str]) -> None:
 
 def _special(path: str) -> bool:
     """Whether ``path`` exists and is written directly: not a regular file (a device, a FIFO, a
-    socket), or a name under /dev or /proc (``/dev/stdout`` -> ``/proc/self/fd/1``)."""
+    socket), or a file descriptor's name (``/dev/stdout``, ``/dev/fd/N``, ``/proc/self/fd/N``)."""
     try:
         info = os.stat(path)
     except OSError:
         return False
     if not stat.S_ISREG(info.st_mode):
         return not stat.S_ISDIR(info.st_mode)
-    real = os.path.realpath(path)
-    return real.startswith(("/dev/", "/proc/")) or os.path.abspath(path).startswith(("/dev/", "/proc/"))
+    # /dev/stdout -> /proc/self/fd/1 may be a regular file the shell opened: write through it.
+    name = os.path.abspath(path)
+    return os.path.realpath(path).startswith("/proc/") or name.startswith(("/dev/std", "/dev/fd/", "/proc/"))
 
 
 def output_directory(path: str) -> Path:
