@@ -639,6 +639,14 @@ def test_output_to_dev_stdout(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["conditions"][0]["N"] == 1
+    # Standard output redirected to a regular file: written through it, /dev/stdout untouched.
+    captured = tmp_path / "captured.json"
+    with captured.open("wb") as handle:
+        argv = [*SCORE, "--adapter", "records", str(path), "--output", "/dev/stdout"]
+        done = subprocess.run([sys.executable, "-m", "prefixexec", *argv], stdout=handle, timeout=120)
+    assert done.returncode == 0
+    assert json.loads(captured.read_text(encoding="utf-8"))["conditions"][0]["N"] == 1
+    assert Path("/dev/stdout").is_symlink()
 
 
 @pytest.mark.spec("HOSTILE-OUTPUT-SPECIAL")
