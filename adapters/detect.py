@@ -266,7 +266,7 @@ def detect_stdin() -> Detection:
     except (ValueError, RecursionError):  # HOSTILE-DEPTH
         whole = False
     if not whole and first.strip() and first.lstrip()[:1] in "[{":
-        text = first + stream.read()  # a JSON document over several lines: the adapters read it whole
+        text = first + limits.read_stdin_document(stream)  # a JSON document over several lines: read whole
     sys.stdin = cast(TextIO, _Prefixed(text, stream))
     return detect_text("<stdin>", text)
 

@@ -41,7 +41,22 @@ MAX_RATIO = 1000
 RATIO_FLOOR = 1 << 20
 #: HOSTILE-DEPTH: JSON nested deeper than the parser holds (Python's recursion limit, about
 #: 1,000 levels of arrays and objects) is refused with this message.
-DEEP = "nested too deeply (more levels of arrays and objects than the parser holds, HOSTILE-DEPTH)"
+DEEP = "nested too deeply"
+
+
+#: HOSTILE-STDIN: the largest JSON document read whole from standard input (a tau-bench results
+#: file piped in), in characters; a file is finite and read as it is.
+MAX_STDIN_DOCUMENT = 1 << 30
+
+
+def read_stdin_document(stream: IO[str]) -> str:
+    """All of standard input, refused beyond :data:`MAX_STDIN_DOCUMENT` characters (HOSTILE-STDIN:
+    an endless pipe ends with an error instead of filling memory)."""
+    check_stdin()
+    text = stream.read(MAX_STDIN_DOCUMENT + 1)
+    if len(text) > MAX_STDIN_DOCUMENT:
+        raise InputError("<stdin>", f"longer than {MAX_STDIN_DOCUMENT} characters (HOSTILE-STDIN)")
+    return text
 
 
 #: The line limit in force (HOSTILE-LINE): ``--max-line-bytes`` sets it for one command.

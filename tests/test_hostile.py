@@ -789,3 +789,17 @@ def test_many_tasks_with_ordinary_horizons_are_scored(
     code, out, err = run(capsys, *SCORE, "--adapter", "records", str(path))
     assert code == 0, err
     assert json.loads(out)["conditions"][0]["N"] == 4000
+
+
+@pytest.mark.spec("HOSTILE-STDIN")
+@pytest.mark.parametrize("adapter", ["taubench", "auto"])
+def test_a_document_on_stdin_is_bounded(
+    adapter: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    from prefixexec.adapters import limits
+
+    monkeypatch.setattr(limits, "MAX_STDIN_DOCUMENT", 1000)  # the bound, made small for the test
+    monkeypatch.setattr(sys, "stdin", io.StringIO("[\n" + " " * 5000 + "]\n"))
+    one_error(*run(capsys, *SCORE, "--adapter", adapter, "-"), "<stdin>", "longer than 1000 characters")

@@ -24,6 +24,7 @@ from prefixexec.kernel import ConditionKey, Rollout, ToolCall, replay
 
 from ..errors import InputError
 from ..labels import NO_RULES, LabelRules, load_label_rules
+from ..limits import read_stdin_document
 from ..records import STDIN, parse_json_line, unique_rollouts
 from ..shape import kind, need_dict, need_list, need_number, need_str, task_id, trial
 from .semantics import DOMAIN_ID_PREFIXES, TAU, Exchange, TauTask, shorten
@@ -108,7 +109,7 @@ def load(path: str) -> tuple[str, Any]:
     """``(name, decoded JSON)`` of a results file (``-``: stdin); faults raise InputError."""
     name = "<stdin>" if path == STDIN else path
     try:
-        text = sys.stdin.read() if path == STDIN else Path(path).read_text(encoding="utf-8")
+        text = read_stdin_document(sys.stdin) if path == STDIN else Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         _fail(name, "no such file")
     except IsADirectoryError:
