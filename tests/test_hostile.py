@@ -803,3 +803,12 @@ def test_a_document_on_stdin_is_bounded(
     monkeypatch.setattr(limits, "MAX_STDIN_DOCUMENT", 1000)  # the bound, made small for the test
     monkeypatch.setattr(sys, "stdin", io.StringIO("[\n" + " " * 5000 + "]\n"))
     one_error(*run(capsys, *SCORE, "--adapter", adapter, "-"), "<stdin>", "longer than 1000 characters")
+
+
+@pytest.mark.spec("HOSTILE-CELLS")
+def test_tasks_times_horizon_across_dask_units(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Each file alone is within the bound (100,001 and 300 cells); merged, 101 tasks x 100,000 are not.
+    long = jsonl(tmp_path / "a.jsonl", record(task_id="t0", outcome={"T": 100_000, "fed": 1}))
+    short = jsonl(tmp_path / "b.jsonl", *[record(task_id=f"t{i}") for i in range(1, 101)])
+    argv = [*SCORE, "--adapter", "records", "--engine", "dask", "--workers", "1", str(long), str(short)]
+    one_error(*run(capsys, *argv), "HOSTILE-CELLS", "101 tasks x horizon 100000")
