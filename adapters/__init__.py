@@ -8,15 +8,32 @@ the kernel, never the CLI.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from prefixexec.kernel import Rollout
-
-from . import bfcl, chat, inspect_logs, limits, parquet, records, taubench, toolsandbox
-from .audit import AuditReport
 from .errors import InputError
+
+if TYPE_CHECKING:
+    from prefixexec.kernel import Rollout
+
+    from .audit import AuditReport
+
+#: The adapter modules, imported on first use: reading records loads no other adapter (issue 16).
+_MODULES = ("bfcl", "chat", "inspect_logs", "limits", "parquet", "records", "taubench", "toolsandbox")
+
+
+def __getattr__(name: str) -> Any:
+    """An adapter module, imported when first asked for (PEP 562)."""
+    if name in _MODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _module(name: str) -> Any:
+    return importlib.import_module(f"{__name__}.{name}")
 
 
 @attrs.frozen(slots=True)
@@ -60,46 +77,45 @@ ADAPTERS: dict[str, AdapterInfo] = {
     "records": AdapterInfo(
         "records",
         "prefixexec JSONL records (spec/record.schema.json): recorded verdicts or outcomes",
-        lambda paths, options: records.read_records(paths),
-        audit=lambda paths, options: records.audit(paths, options),
+        lambda paths, options: _module("records").read_records(paths),
+        audit=lambda paths, options: _module("records").audit(paths, options),
     ),
     "taubench": AdapterInfo(
         "taubench",
         "tau-bench v1 result lists and tau2/tau^3 results.json (executed trajectories)",
-        lambda paths, options: taubench.read(paths, options),
-        audit=lambda paths, options: taubench.audit(paths, options),
+        lambda paths, options: _module("taubench").read(paths, options),
+        audit=lambda paths, options: _module("taubench").audit(paths, options),
     ),
     "toolsandbox": AdapterInfo(
         "toolsandbox",
         "ToolSandbox run directories (result_summary.json + trajectories/*/execution_context.json)",
-        lambda paths, options: toolsandbox.read(paths, options),
-        audit=lambda paths, options: toolsandbox.audit(paths, options),
+        lambda paths, options: _module("toolsandbox").read(paths, options),
+        audit=lambda paths, options: _module("toolsandbox").audit(paths, options),
     ),
     "inspect": AdapterInfo(
         "inspect",
         "inspect_ai logs (.eval or .json): assistant tool calls, tool errors and a scorer's value",
-        lambda paths, options: inspect_logs.read(paths, options),
-        audit=lambda paths, options: inspect_logs.audit(paths, options),
+        lambda paths, options: _module("inspect_logs").read(paths, options),
+        audit=lambda paths, options: _module("inspect_logs").audit(paths, options),
     ),
     "chat": AdapterInfo(
         "chat",
         "chat transcripts, one rollout per JSONL line (OpenAI/Anthropic/MCP tool calls and results)",
-        lambda paths, options: chat.read(paths, options),
-        audit=lambda paths, options: chat.audit(paths, options),
+        lambda paths, options: _module("chat").read(paths, options),
+        audit=lambda paths, options: _module("chat").audit(paths, options),
     ),
     "bfcl": AdapterInfo(
         "bfcl",
         "BFCL multi-turn result files (BFCL_v<N>_multi_turn_<category>_result.json), replayed on bfcl-eval",
-        lambda paths, options: bfcl.read(paths, options),
+        lambda paths, options: _module("bfcl").read(paths, options),
         backend="bfcl-eval",
     ),
     "parquet": AdapterInfo(
         "parquet",
         "outcome tables in Parquet (dataset, model, method, task_id, trial, T, fed, label, success)",
-        lambda paths, options: parquet.read(paths, options),
+        lambda paths, options: _module("parquet").read(paths, options),
     ),
 }
-
 
 
 def _checked(read: Callable[[Sequence[str], AdapterOptions], list[Rollout]]) -> Callable[
@@ -109,6 +125,8 @@ def _checked(read: Callable[[Sequence[str], AdapterOptions], list[Rollout]]) -> 
     HOSTILE-DEVICE): every adapter's output passes the same bounds as records."""
 
     def checked(paths: Sequence[str], options: AdapterOptions) -> list[Rollout]:
+        from . import limits  # imported on first use, like every adapter module
+
         for path in paths:
             if path != "-":
                 limits.check_input_file(path)

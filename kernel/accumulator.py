@@ -605,6 +605,20 @@ def _trial_runs(cell: IntArray, trial: IntArray) -> tuple[IntArray, IntArray, In
     # span > max trial + 1, so that consecutive keys never cross from one cell to the next.
     span = int(trial.max()) + 2
     top = (int(cell.max()) + 1) * span
+    if int(trial.min()) >= 0 and top <= 64 * cell.shape[0] + (1 << 16):
+        # One flag per (cell, trial) slot, at most 64 bytes a row (memory bounded by the batch), no sort.
+        key = cell * span
+        key += trial
+        present = np.zeros(top + 1, dtype=np.bool_)
+        present[key] = True
+        if np.count_nonzero(present) != cell.shape[0]:
+            return None
+        edges = np.flatnonzero(present[1:] != present[:-1]) + 1
+        if present[0]:
+            edges = np.concatenate([[0], edges])
+        starts, ends = edges[0::2], edges[1::2]
+        run_cell = starts // span
+        return run_cell, starts - run_cell * span, ends - run_cell * span
     if top < _INT64_SAFE:
         key = cell * span
         key += trial

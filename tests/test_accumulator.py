@@ -413,3 +413,31 @@ def test_state_size_does_not_grow_with_more_trials(order: str) -> None:
     assert small.N * 10 == large.N
     assert sizes(small) == sizes(large)
     assert all(a.trials.shape == (20, 3) for _, a in large.items)
+
+
+@pytest.mark.spec("ACC-BATCH")
+@settings(max_examples=300)
+@given(
+    pairs=st.lists(st.tuples(st.integers(0, 30), st.integers(0, 40)), min_size=1, max_size=60),
+    far=st.booleans(),
+)
+def test_trial_runs_bitmap_equals_the_sorting_path(pairs: list[tuple[int, int]], far: bool) -> None:
+    # The flag-array path (small key range) and the lexsort path (forced by a key range beyond
+    # 64 bytes a row) must give the same runs, and both must see a repeated (cell, trial).
+    from prefixexec.kernel.accumulator import _trial_runs
+
+    cell = np.array([c for c, _ in pairs], dtype=np.int64)
+    trial = np.array([t for _, t in pairs], dtype=np.int64)
+    small = _trial_runs(cell, trial)
+    # Adding a far-away cell with a huge trial number forces the sorting path for the same rows.
+    big_cell = np.concatenate([cell, [10_000]])
+    big_trial = np.concatenate([trial, [10**9 if far else 10**7]])
+    big = _trial_runs(big_cell, big_trial)
+    repeated = len(set(pairs)) < len(pairs)
+    assert (small is None) == (big is None) == repeated
+    if small is not None and big is not None:
+        for a, b in zip(small, big, strict=True):
+            assert list(a) == list(b[:-1])
+        # The runs cover exactly the pairs given.
+        covered = {(int(c), t) for c, f, e in zip(*small, strict=True) for t in range(int(f), int(e))}
+        assert covered == set(pairs)

@@ -9,6 +9,7 @@ from prefixexec.cli import (
     add_adapter_options,
     add_bootstrap_options,
     add_rollouts_option,
+    check_rollouts_path,
     read_input,
     settings_of,
     signature_of,
@@ -100,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     prepare_folder(args.out)
     parse(args.select)  # a bad --select stops here, before anything is read
     if args.rollouts is not None:
-        rollout_rows.check_path(args.rollouts)
+        check_rollouts_path(args.rollouts)
     progress = Progress(2 + RENDER_STEPS + 1, enabled=not args.quiet, label="prefixexec report")
     progress.step("reading input")
     rollouts = read_input(args)

@@ -1,9 +1,9 @@
 """A small progress bar on stderr for runs that take more than a moment (spec: REP-PROGRESS).
 
 Nothing is shown until ``delay`` seconds have passed, so quick runs stay silent; then on a
-terminal a ``rich`` progress bar (bar, count, elapsed time, the current step) is redrawn in place,
-and otherwise each step prints one plain line (log files stay readable). ``enabled=False``
-(``--quiet``) never writes anything.
+terminal a ``rich`` progress bar (bar, count, elapsed time, the current step) is redrawn in place;
+when stderr is not a terminal nothing is written, and ``enabled=False`` (``--quiet``) never
+writes anything either.
 """
 
 from __future__ import annotations
@@ -73,14 +73,10 @@ class Progress:
         self.done = min(self.done + 1, self.total)
         if not self.enabled or self.clock() - self.start < self.delay:
             return
-        self.shown = True
-        if self.tty:
-            self._rich_step(what)
+        if not self.tty:  # piped or redirected: nothing (PROGRESS-TTY)
             return
-        filled = WIDTH * (self.done - 1) // self.total
-        bar = "#" * filled + "-" * (WIDTH - filled)
-        self.stream.write(f"{self.label} [{bar}] {self.done}/{self.total} {what}\n")
-        self.stream.flush()
+        self.shown = True
+        self._rich_step(what)
 
     def close(self) -> None:
         """End the bar (a final newline on a terminal)."""
