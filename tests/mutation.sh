@@ -13,7 +13,9 @@
 #
 # Environment: PREFIXEXEC_TEST_VENV (default .venv-test, with mutmut installed),
 # MUTATION_CHILDREN (parallel mutant runs, default 2), MUTATION_NICE (default 15),
-# MUTATION_TESTS (the pytest files, default the kernel's tests below).
+# MUTATION_TESTS (the pytest files, default the kernel's tests below), MUTATION_EXAMPLES
+# (Hypothesis examples per property test in the staged copy's "mutation" profile, default 20;
+# the test suite's own profiles are unchanged).
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${PREFIXEXEC_TEST_VENV:-$repo/.venv-test}"
@@ -42,6 +44,12 @@ if [ -d "$repo/../shared" ]; then
   ln -s "$(cd "$repo/../shared" && pwd)" "$stage/shared"
 fi
 find "$stage" -name __pycache__ -prune -exec rm -rf {} +
+# A Hypothesis profile for the staged copy only: every surviving mutant reruns each property
+# test that reaches it, so 100 examples (profile dev) cost hours on a shared machine.
+examples="${MUTATION_EXAMPLES:-20}"
+printf '\nsettings.register_profile("mutation", max_examples=%s, deadline=None)\n' "$examples" \
+  >>"$stage/tests/conftest.py"
+printf 'settings.load_profile("mutation")\n' >>"$stage/tests/conftest.py"
 {
   echo "[mutmut]"
   echo "source_paths ="
@@ -58,7 +66,6 @@ find "$stage" -name __pycache__ -prune -exec rm -rf {} +
 } >"$stage/setup.cfg"
 
 cd "$stage"
-export HYPOTHESIS_PROFILE=dev
 start=$(date +%s)
 echo "mutation: mutmut $("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("mutmut"))')" \
   "in $stage, tests: $tests"
@@ -67,6 +74,24 @@ nice -n "$niceness" "$venv/bin/mutmut" run --max-children "$children" >"$work/ru
   exit 1
 }
 end=$(date +%s)
+# The tests import the mutated copy: prefixexec.kernel comes from mutants/src, and a known
+# mutant switched on through mutmut's trampoline (MUTANT_UNDER_TEST) fails a test that passes
+# without it.
+(
+  cd "$stage/mutants"
+  export PYTHONPATH=src
+  unset PYTHONDONTWRITEBYTECODE
+  "$venv/bin/python" -c 'import prefixexec.kernel.metrics as m, sys; sys.exit(0 if "/mutants/src/prefixexec/kernel/" in m.__file__ else 1)' \
+    || { echo "mutation: the tests do not import the mutated prefixexec.kernel" >&2; exit 1; }
+  probe=prefixexec.kernel.metrics.x_compute_metrics__mutmut_1
+  "$venv/bin/python" -m pytest -q -p no:cacheprovider tests/test_regression.py >/dev/null \
+    || { echo "mutation: tests/test_regression.py fails without a mutant" >&2; exit 1; }
+  if MUTANT_UNDER_TEST=$probe "$venv/bin/python" -m pytest -q -p no:cacheprovider tests/test_regression.py >/dev/null; then
+    echo "mutation: mutant $probe is not active in the tests" >&2
+    exit 1
+  fi
+  echo "mutation: checked: the tests import $stage/mutants/src/prefixexec/kernel and $probe fails them"
+)
 "$venv/bin/mutmut" export-cicd-stats >/dev/null
 "$venv/bin/mutmut" results --all true >"$work/results.txt" || true
 "$venv/bin/python" - "$stage/mutants/mutmut-cicd-stats.json" "$work/results.txt" "$((end - start))" <<'EOF'
