@@ -22,11 +22,11 @@ venv="${PREFIXEXEC_TEST_VENV:-$repo/.venv-test}"
 work="${1:-$(mktemp -d "${TMPDIR:-/tmp}/prefixexec-mutation.XXXXXX")}"
 children="${MUTATION_CHILDREN:-2}"
 niceness="${MUTATION_NICE:-15}"
-tests="${MUTATION_TESTS:-tests/test_kernel.py tests/test_properties.py tests/test_bootstrap.py tests/test_accumulator.py tests/test_regression.py tests/test_mutation_kernel.py}"
+tests="${MUTATION_TESTS:-tests/test_kernel.py tests/test_properties.py tests/test_bootstrap.py tests/test_accumulator.py tests/test_regression.py tests/test_mutation_kernel.py tests/test_compare.py}"
 
 if [ ! -x "$venv/bin/mutmut" ]; then
-  echo "mutation: $venv/bin/mutmut not found; install it: $venv/bin/pip install mutmut==3.8.1" >&2
-  exit 1
+  echo "mutation: installing mutmut (pyproject extra 'mutation') into $venv" >&2
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check "mutmut==3.8.1"
 fi
 
 stage="$work/stage"

@@ -86,7 +86,7 @@ def error_line(stderr: str) -> int | None:
 # Every conformance vector
 
 
-@pytest.mark.spec("CONF-RUN", "CONF-COMPARE", "OUT-JSON", "CONV-EXACT")
+@pytest.mark.spec("CONF-REFERENCE", "CONF-RUN", "CONF-COMPARE", "OUT-JSON", "CONV-EXACT")
 def test_every_vector_agrees_and_matches_python_byte_for_byte(score: Path) -> None:
     assert len(VECTORS) >= 313  # spec/vectors/ as generated (CONF-COVERAGE)
     for vector in VECTORS:
@@ -102,7 +102,7 @@ def test_every_vector_agrees_and_matches_python_byte_for_byte(score: Path) -> No
         assert without_signature(out) == without_signature(py_out), vector.id
 
 
-@pytest.mark.spec("CONF-RUN")
+@pytest.mark.spec("CONF-REFERENCE", "CONF-RUN")
 def test_conformance_command_runs_the_binary(score: Path) -> None:
     # The command, on the edge cases and the paper's example (check.sh runs all).
     out, err = io.StringIO(), io.StringIO()
