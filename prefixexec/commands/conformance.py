@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from prefixexec.adapters import InputError
+from prefixexec.cli import int_at_least
 from prefixexec.conformance import (
     POINT_KEYS,
     check_vectors,
@@ -40,16 +41,6 @@ def _tolerance(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number: {text}") from None
     if not value >= 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"must be a number >= 0: {text}")
-    return value
-
-
-def _jobs(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1: {text}")
     return value
 
 
@@ -100,7 +91,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--timeout", type=_positive_float, default=60.0, help="seconds per vector (default 60)")
     p.add_argument(
         "--jobs",
-        type=_jobs,
+        type=int_at_least(1),
         default=None,
         metavar="N",
         help="runs of CMD at a time (default: the number of cores)",

@@ -18,6 +18,7 @@ from prefixexec.cli import (
     add_quiet_option,
     add_rollouts_option,
     check_rollouts_path,
+    int_at_least,
     read_input,
     write_rollout_rows,
 )
@@ -116,13 +117,6 @@ def write_text(batches: Iterable[RolloutArrays], path: str, fmt: str) -> int:
     return count
 
 
-def _rows(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1: {text}")
-    return value
-
-
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         NAME,
@@ -142,7 +136,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     parser.add_argument(
         "--row-group-rows",
-        type=_rows,
+        type=int_at_least(1),
         default=None,
         metavar="N",
         help="Parquet: rows per row group, the unit of work of 'score --engine dask' "

@@ -5,19 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from prefixexec.cli import add_adapter_options, read_input
+from prefixexec.cli import add_adapter_options, int_at_least, read_input
 
 NAME = "explain"
-
-
-def _trial(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0: {text}")
-    return value
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -31,7 +21,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     parser.add_argument("files", nargs="+", metavar="FILE", help="input files ('-' for stdin)")
     add_adapter_options(parser)
     parser.add_argument("--task", metavar="ID", help="only this task id")
-    parser.add_argument("--trial", type=_trial, metavar="N", help="only this trial")
+    parser.add_argument("--trial", type=int_at_least(0), metavar="N", help="only this trial")
     parser.add_argument("--failing", action="store_true", help="only rollouts that are not fully executable")
     parser.add_argument("--json", action="store_true", help="one JSON object per rollout (rows and actions)")
 

@@ -10,6 +10,7 @@ from prefixexec.cli import (
     add_bootstrap_options,
     add_rollouts_option,
     check_rollouts_path,
+    int_at_least,
     read_input,
     settings_of,
     signature_of,
@@ -33,15 +34,8 @@ def checkpoint_list(text: str) -> tuple[int, ...]:
     return tuple(sorted(set(depths)))
 
 
-def depth(text: str) -> int:
-    """A depth k >= 1."""
-    try:
-        k = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1: {text!r}") from None
-    if k < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1: {text!r}")
-    return k
+#: A depth k >= 1.
+depth = int_at_least(1)
 
 
 def add_report_options(parser: argparse.ArgumentParser) -> None:

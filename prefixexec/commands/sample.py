@@ -6,29 +6,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from prefixexec.cli import add_adapter_options, add_quiet_option, read_input
+from prefixexec.cli import add_adapter_options, add_quiet_option, int_at_least, read_input
 
 NAME = "sample"
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1: {text}")
-    return value
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0: {text}")
-    return value
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -45,10 +25,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_adapter_options(parser)
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument(
-        "--per-category", type=_count, metavar="N", help="N tasks per stratum (SAMPLE-PER-CATEGORY)"
+        "--per-category", type=int_at_least(1), metavar="N", help="N tasks per stratum (SAMPLE-PER-CATEGORY)"
     )
-    group.add_argument("--size", type=_count, metavar="N", help="N tasks in all, stratified (SAMPLE-SIZE)")
-    parser.add_argument("--seed", type=_seed, default=0, help="sampling seed (default 0)")
+    group.add_argument(
+        "--size", type=int_at_least(1), metavar="N", help="N tasks in all, stratified (SAMPLE-SIZE)"
+    )
+    parser.add_argument("--seed", type=int_at_least(0), default=0, help="sampling seed (default 0)")
     parser.add_argument("--output", metavar="PATH", help="write the task ids to PATH instead of stdout")
     add_quiet_option(parser)
 
