@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 
 class InputError(Exception):
     """Bad input: the message names the place (``FILE:LINE`` or file and record) and the fault.
@@ -17,3 +20,22 @@ class InputError(Exception):
     def __reduce__(self) -> tuple[type[InputError], tuple[str, str]]:
         """Pickle with both arguments (workers of a Dask cluster send errors back)."""
         return (InputError, (self.where, self.what))
+
+
+@contextmanager
+def file_faults(path: str, expected: str) -> Iterator[None]:
+    """The operating system's faults on opening or reading ``path`` as one :class:`InputError`.
+
+    ``no such file``, ``is a directory, expected <expected>``, ``not UTF-8 text (<why> at byte
+    <n>)`` and ``permission denied``: the same words for every reader (REC-ERRORS).
+    """
+    try:
+        yield
+    except FileNotFoundError:
+        raise InputError(path, "no such file") from None
+    except IsADirectoryError:
+        raise InputError(path, f"is a directory, expected {expected}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except PermissionError:
+        raise InputError(path, "permission denied") from None

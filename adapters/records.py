@@ -35,7 +35,7 @@ from prefixexec.kernel import (
 from prefixexec.kernel.actions import Action, NoToolAction
 
 from . import limits
-from .errors import InputError
+from .errors import InputError, file_faults
 from .limits import (
     DEEP,
     MAX_HORIZON,
@@ -207,17 +207,8 @@ def open_lines(path: str) -> Iterator[tuple[int, str]]:
         check_stdin()
         yield from bounded_lines(stream, "<stdin>")
         return
-    try:
-        with Path(path).open(encoding="utf-8") as handle:
-            yield from bounded_lines(handle, path)
-    except FileNotFoundError:
-        raise InputError(path, "no such file") from None
-    except IsADirectoryError:
-        raise InputError(path, "is a directory, expected a JSONL file") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except PermissionError:
-        raise InputError(path, "permission denied") from None
+    with file_faults(path, "a JSONL file"), Path(path).open(encoding="utf-8") as handle:
+        yield from bounded_lines(handle, path)
 
 
 def json_lines(path: str) -> Iterator[tuple[str, Any]]:

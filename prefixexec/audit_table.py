@@ -36,6 +36,7 @@ from typing import Any
 import attrs
 
 from prefixexec.adapters import InputError
+from prefixexec.adapters.errors import file_faults
 
 #: The CSV columns, in the order the issue and the spec give them.
 COLUMNS = ("dataset", "model", "method", "N", "TER", "mean_FED", "AUC_PEC", "RR_eligible", "RR", "success")
@@ -183,14 +184,8 @@ def parse_figure(text: str, column: str, where: str) -> Figure | None:
 def read_table(path: str) -> list[Row]:
     """Read and validate every row of a table CSV (header row with the :data:`COLUMNS` names)."""
     try:
-        with Path(path).open(encoding="utf-8", newline="") as handle:
+        with file_faults(path, "a CSV file"), Path(path).open(encoding="utf-8", newline="") as handle:
             rows = list(_read_rows(path, csv.reader(handle)))
-    except FileNotFoundError:
-        raise InputError(path, "no such file") from None
-    except IsADirectoryError:
-        raise InputError(path, "is a directory, expected a CSV file") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except csv.Error as exc:
         raise InputError(path, f"not valid CSV: {exc}") from None
     if not rows:

@@ -23,6 +23,7 @@ from typing import Any
 import attrs
 
 from prefixexec.adapters import InputError
+from prefixexec.adapters.errors import file_faults
 from prefixexec.adapters.records import parse_json_line
 from prefixexec.kernel import LABEL_KEYS, UNLABELLED, ConditionKey, Rollout
 
@@ -257,14 +258,8 @@ def _unique(conditions: list[TheirCondition]) -> list[TheirCondition]:
 
 
 def _read_text(path: str) -> str:
-    try:
+    with file_faults(path, "a file"):
         return Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(path, "no such file") from None
-    except IsADirectoryError:
-        raise InputError(path, "is a directory, expected a file") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
 def parse_mapping(items: Iterable[str], allowed: Sequence[str]) -> dict[str, str]:

@@ -19,7 +19,7 @@ import attrs
 
 from prefixexec.kernel import ConditionKey, Outcome, Rollout
 
-from ..errors import InputError
+from ..errors import InputError, file_faults
 from ..records import parse_json_line
 from . import backend
 from .parse import DecodedStep, StepFormatError, decode_step
@@ -107,18 +107,10 @@ def _model_from_path(path: str) -> str | None:
 
 
 def _lines(path: str) -> list[tuple[int, str]]:
-    try:
+    with file_faults(path, "a BFCL result file"):
         if path == "-":
             return list(enumerate(sys.stdin.read().splitlines(), start=1))
         return list(enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1))
-    except FileNotFoundError:
-        raise InputError(path, "no such file") from None
-    except IsADirectoryError:
-        raise InputError(path, "is a directory, expected a BFCL result file") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except PermissionError:
-        raise InputError(path, "permission denied") from None
 
 
 def _objects(path: str) -> list[tuple[str, dict[str, Any]]]:

@@ -22,7 +22,7 @@ import attrs
 
 from prefixexec.kernel import ConditionKey, Rollout, ToolCall, replay
 
-from ..errors import InputError
+from ..errors import InputError, file_faults
 from ..labels import NO_RULES, LabelRules, load_label_rules
 from ..limits import read_stdin_document
 from ..records import STDIN, parse_json_line, unique_rollouts
@@ -108,16 +108,8 @@ def _fail(where: str, what: str) -> NoReturn:
 def load(path: str) -> tuple[str, Any]:
     """``(name, decoded JSON)`` of a results file (``-``: stdin); faults raise InputError."""
     name = "<stdin>" if path == STDIN else path
-    try:
+    with file_faults(name, "a tau-bench results JSON file"):
         text = read_stdin_document(sys.stdin) if path == STDIN else Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        _fail(name, "no such file")
-    except IsADirectoryError:
-        _fail(name, "is a directory, expected a tau-bench results JSON file")
-    except UnicodeDecodeError as exc:
-        _fail(name, f"not UTF-8 text ({exc.reason} at byte {exc.start})")
-    except PermissionError:
-        _fail(name, "permission denied")
     try:
         return name, parse_json_line(text)
     except ValueError as exc:
