@@ -15,13 +15,20 @@
 # MUTATION_CHILDREN (parallel mutant runs, default 2), MUTATION_NICE (default 15),
 # MUTATION_TESTS (the pytest files, default the kernel's tests below), MUTATION_EXAMPLES
 # (Hypothesis examples per property test in the staged copy's "mutation" profile, default 20;
-# the test suite's own profiles are unchanged).
+# the test suite's own profiles are unchanged), MUTATION_MUTATE (what to mutate, globs relative to
+# the staged src/, default "src/prefixexec/kernel/*"; e.g. "src/prefixexec/adapters/bfcl/semantics.py"
+# with that adapter's tests in MUTATION_TESTS), MUTATION_PROBE and MUTATION_PROBE_TEST (a mutant that
+# must fail the probe test file, to show the tests import the mutated copy; default a kernel mutant
+# and tests/test_regression.py).
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${PREFIXEXEC_TEST_VENV:-$repo/.venv-test}"
 work="${1:-$(mktemp -d "${TMPDIR:-/tmp}/prefixexec-mutation.XXXXXX")}"
 children="${MUTATION_CHILDREN:-2}"
 niceness="${MUTATION_NICE:-15}"
+mutate="${MUTATION_MUTATE:-src/prefixexec/kernel/*}"
+probe="${MUTATION_PROBE:-prefixexec.kernel.metrics.x_compute_metrics__mutmut_1}"
+probe_test="${MUTATION_PROBE_TEST:-tests/test_regression.py}"
 tests="${MUTATION_TESTS:-tests/test_kernel.py tests/test_properties.py tests/test_bootstrap.py tests/test_accumulator.py tests/test_regression.py tests/test_mutation_kernel.py tests/test_compare.py}"
 
 if [ ! -x "$venv/bin/mutmut" ]; then
@@ -55,7 +62,9 @@ printf 'settings.load_profile("mutation")\n' >>"$stage/tests/conftest.py"
   echo "source_paths ="
   echo "    src/prefixexec"
   echo "only_mutate ="
-  echo "    src/prefixexec/kernel/*"
+  set -f  # the globs are mutmut's, not the shell's
+  for m in $mutate; do echo "    $m"; done
+  set +f
   echo "also_copy ="
   echo "    spec"
   echo "pytest_add_cli_args_test_selection ="
@@ -81,16 +90,17 @@ end=$(date +%s)
   cd "$stage/mutants"
   export PYTHONPATH=src
   unset PYTHONDONTWRITEBYTECODE
-  "$venv/bin/python" -c 'import prefixexec.kernel.metrics as m, sys; sys.exit(0 if "/mutants/src/prefixexec/kernel/" in m.__file__ else 1)' \
-    || { echo "mutation: the tests do not import the mutated prefixexec.kernel" >&2; exit 1; }
-  probe=prefixexec.kernel.metrics.x_compute_metrics__mutmut_1
-  "$venv/bin/python" -m pytest -q -p no:cacheprovider tests/test_regression.py >/dev/null \
-    || { echo "mutation: tests/test_regression.py fails without a mutant" >&2; exit 1; }
-  if MUTANT_UNDER_TEST=$probe "$venv/bin/python" -m pytest -q -p no:cacheprovider tests/test_regression.py >/dev/null; then
+  module="${probe%.x_*}"
+  module="${module%.xǁ*}"
+  "$venv/bin/python" -c "import $module as m, sys; sys.exit(0 if '/mutants/src/prefixexec/' in m.__file__ else 1)" \
+    || { echo "mutation: the tests do not import the mutated $module" >&2; exit 1; }
+  "$venv/bin/python" -m pytest -q -p no:cacheprovider "$probe_test" >/dev/null \
+    || { echo "mutation: $probe_test fails without a mutant" >&2; exit 1; }
+  if MUTANT_UNDER_TEST=$probe "$venv/bin/python" -m pytest -q -p no:cacheprovider "$probe_test" >/dev/null; then
     echo "mutation: mutant $probe is not active in the tests" >&2
     exit 1
   fi
-  echo "mutation: checked: the tests import $stage/mutants/src/prefixexec/kernel and $probe fails them"
+  echo "mutation: checked: the tests import the mutated $module from $stage/mutants/src and $probe fails $probe_test"
 )
 "$venv/bin/mutmut" export-cicd-stats >/dev/null
 "$venv/bin/mutmut" results --all true >"$work/results.txt" || true
