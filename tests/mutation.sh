@@ -29,7 +29,7 @@ niceness="${MUTATION_NICE:-15}"
 mutate="${MUTATION_MUTATE:-src/prefixexec/kernel/*}"
 probe="${MUTATION_PROBE:-prefixexec.kernel.metrics.x_compute_metrics__mutmut_1}"
 probe_test="${MUTATION_PROBE_TEST:-tests/test_regression.py}"
-tests="${MUTATION_TESTS:-tests/test_kernel.py tests/test_properties.py tests/test_bootstrap.py tests/test_accumulator.py tests/test_regression.py tests/test_mutation_kernel.py tests/test_compare.py}"
+tests="${MUTATION_TESTS:-tests/test_kernel.py tests/test_properties.py tests/test_bootstrap.py tests/test_accumulator.py tests/test_regression.py tests/test_mutation_kernel.py tests/test_compare.py tests/test_monitor.py tests/test_monitor_properties.py}"
 
 if [ ! -x "$venv/bin/mutmut" ]; then
   echo "mutation: installing mutmut (pyproject extra 'mutation') into $venv" >&2

@@ -241,9 +241,7 @@ def test_accumulator_contains_is_set_membership(
     task = np.array([q for q, _ in queries], dtype=np.int64)
     trial = np.array([offset + tr for _, tr in queries], dtype=np.int64)
     found = acc.contains(names, task, trial)
-    want = [
-        names[q] not in ("zz", "t4") and (int(names[q][1:]), tr) in seen for q, tr in queries
-    ]
+    want = [names[q] not in ("zz", "t4") and (int(names[q][1:]), tr) in seen for q, tr in queries]
     assert found.tolist() == want
     # AccumulatorSet.first_repeat: the first query row already seen, or None.
     query = RolloutArrays(
@@ -321,8 +319,15 @@ def test_task_sums_switch_to_python_integers_before_int64_overflows() -> None:
     assert sums.X[0, sums.columns.index("auc_num")] == sum(t * (L // t) for t in horizons)
     keys = [ConditionKey("d", "m", "x")]
     batch = RolloutArrays(
-        keys, [0] * 43, ["a"], [0] * 43, list(range(43)), horizons, [t + 1 for t in horizons],
-        [True] * 43, [-1] * 43,
+        keys,
+        [0] * 43,
+        ["a"],
+        [0] * 43,
+        list(range(43)),
+        horizons,
+        [t + 1 for t in horizons],
+        [True] * 43,
+        [-1] * 43,
     )
     acc_sums = accumulate(batch).as_dict()[keys[0]].task_sums(["a"])
     assert len(acc_sums.columns) == acc_sums.X.shape[1]
@@ -356,3 +361,341 @@ def test_percentile_rows_with_holes_and_empty_rows() -> None:
     assert got == [(1.5, 2.5), None, (6.0, 8.0)]
     holes = np.array([[np.nan, np.nan], [2.0, np.nan], [4.0, 8.0]])
     assert boot.percentile_intervals_rows(holes.copy(), 0.5) == [None, (2.0, 2.0), (5.0, 7.0)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Accumulator state, JSON and batches: the second round of survivors (tests/mutation.md)
+
+
+def _state(**change: Any) -> dict[str, Any]:
+    """A valid one-task state: (T=2, FED=3, Y=1, fully executable) and (T=1, FED=1, Y=0, schema)."""
+    class_y = [0] * 14
+    class_y[1] = 1  # class 0 (fully executable), Y = 1
+    class_y[2] = 1  # class 1 (schema), Y = 0
+    state: dict[str, Any] = {
+        "tasks": ["a"],
+        "fed_hist": [[1, 0, 1]],
+        "T_hist": [[1, 1]],
+        "steps_by_T": [[0, 2]],
+        "class_y": [class_y],
+        "trials": [[0, 0, 2]],
+    }
+    state.update(change)
+    return state
+
+
+def _acc(**change: Any) -> Accumulator:
+    s = _state(**change)
+    return Accumulator(s["tasks"], s["fed_hist"], s["T_hist"], s["steps_by_T"], s["class_y"], s["trials"])
+
+
+@pytest.mark.spec("ACC-STATE")
+def test_accumulator_state_faults_are_named_exactly() -> None:
+    assert _acc().N == 2 and _acc().metrics().TER == 0.5
+    cy = _state()["class_y"][0]
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({"fed_hist": [[1, 1]]}, "'fed_hist' has shape (1, 2), expected (1, 3)"),
+        ({"trials": [[0, 0]]}, "'trials' has shape (1, 2), expected (m, 3)"),
+        (
+            {
+                "tasks": ["b", "a"],
+                "fed_hist": [[1, 0, 1]] * 2,
+                "T_hist": [[1, 1]] * 2,
+                "steps_by_T": [[0, 2]] * 2,
+                "class_y": [cy] * 2,
+            },
+            "'tasks' must be sorted and unique",
+        ),
+        (
+            {
+                "tasks": ["a", "a"],
+                "fed_hist": [[1, 0, 1]] * 2,
+                "T_hist": [[1, 1]] * 2,
+                "steps_by_T": [[0, 2]] * 2,
+                "class_y": [cy] * 2,
+            },
+            "'tasks' must be sorted and unique",
+        ),
+        ({"steps_by_T": [[-1, 2]]}, "'steps_by_T' holds a negative number"),
+        ({"trials": [[0, -1, 2]]}, "'trials' holds a negative number"),
+        (
+            {
+                "tasks": ["a", "b"],
+                "fed_hist": [[1, 0, 1], [0, 0, 0]],
+                "T_hist": [[1, 1], [0, 0]],
+                "steps_by_T": [[0, 2], [0, 0]],
+                "class_y": [cy, [0] * 14],
+            },
+            "every task must have at least one rollout",
+        ),
+        (
+            {"fed_hist": [[2, 0, 0]], "T_hist": [[2, 0]], "steps_by_T": [[0, 0]]},
+            "'K' must be the longest horizon",
+        ),
+        ({"class_y": [[0] * 14]}, "'fed_hist', 'T_hist' and 'class_y' must count the same rollouts per task"),
+        ({"fed_hist": [[0, 0, 2]]}, "more rollouts with FED > k than with T >= k"),
+        ({"steps_by_T": [[0, 3]]}, "'steps_by_T' exceeds T per rollout"),
+        (
+            {"fed_hist": [[2, 0, 0]], "steps_by_T": [[0, 0]]},
+            "more fully executable rollouts than rollouts with FED > 1",
+        ),
+        ({"trials": [[1, 0, 2]]}, "'trials' must be ranges [first, last + 1) of existing task rows"),
+        ({"trials": [[0, 2, 2]]}, "'trials' must be ranges [first, last + 1) of existing task rows"),
+        ({"trials": [[0, 0, 1], [0, 1, 2]]}, "'trials' must be sorted, disjoint and coalesced"),
+        ({"trials": [[0, 0, 3]]}, "every rollout must have exactly one trial number"),
+    ]
+    for change, message in cases:
+        with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+            _acc(**change)
+    # A task row equal to the number of tasks is out of range too (row 1 of one task).
+    with pytest.raises(ValueError, match=re.escape("of existing task rows")):
+        _acc(trials=[[0, 0, 1], [1, 1, 2]])
+    no_tasks = {
+        "tasks": [],
+        "fed_hist": np.zeros((0, 1)),
+        "steps_by_T": np.zeros((0, 0)),
+        "class_y": np.zeros((0, 14)),
+    }
+    for change in (
+        {"T_hist": np.zeros((0, 0)), "trials": [[0, 0, 1]]},
+        {
+            "T_hist": np.zeros((0, 2)),
+            "fed_hist": np.zeros((0, 3)),
+            "steps_by_T": np.zeros((0, 2)),
+            "trials": np.zeros((0, 3)),
+        },
+    ):
+        with pytest.raises(ValueError, match=r"^an accumulator without tasks must have K = 0 and no trials$"):
+            _acc(**{**no_tasks, **change})
+    with pytest.raises(ValueError, match=r"^expected a 2-d array, got shape \(3,\)$"):
+        _acc(trials=[0, 0, 2])
+
+
+@pytest.mark.spec("ACC-STATE", "INV-IMMUTABLE", "CONV-EXACT")
+def test_accumulator_holds_read_only_int64_copies() -> None:
+    fed = np.array([[1, 0, 1]], dtype=np.int64)
+    T_hist = np.array([[1.0, 1.0]])  # floats holding integers are converted
+    acc = _acc(fed_hist=fed, T_hist=T_hist)
+    for name in ("fed_hist", "T_hist", "steps_by_T", "class_y", "trials"):
+        array = getattr(acc, name)
+        assert array.dtype == np.int64, name
+        assert not array.flags.writeable, name
+    assert fed.flags.writeable, "the caller's array is left writeable"
+    fed[0, 0] = 7
+    assert acc.fed_hist.tolist() == [[1, 0, 1]], "the accumulator copied the caller's array"
+
+
+@pytest.mark.spec("ACC-JSON")
+def test_accumulator_json_faults_are_named_exactly() -> None:
+    good = {"K": 2, **_state()}
+    assert Accumulator.from_json(good) == _acc()
+    empty = Accumulator.empty()
+    assert empty.to_json()["K"] == 0 and Accumulator.from_json(empty.to_json()) == empty
+    cases: list[tuple[object, str]] = [
+        ([1], "an accumulator must be a JSON object, got list"),
+        ({**good, "zeta": 1, "alpha": 2}, "unknown field(s) alpha, zeta"),
+        ({k: v for k, v in good.items() if k not in ("K", "trials")}, "missing field(s) K, trials"),
+        ({**good, "tasks": "a"}, "'tasks' must be a list of strings"),
+        ({**good, "tasks": ["a", 1]}, "'tasks' must be a list of strings"),
+        ({**good, "K": -1}, "'K' must be an integer >= 0: -1"),
+        ({**good, "K": True}, "'K' must be an integer >= 0: True"),
+        ({**good, "fed_hist": [[1, 0, 1], [0, 0, 0]]}, "'fed_hist' must be a list of 1 rows"),
+        ({**good, "fed_hist": [[1, 0]]}, "'fed_hist'[0] must be a list of 3 integers"),
+        ({**good, "fed_hist": [(1, 0, 1)]}, "'fed_hist'[0] must be a list of 3 integers"),
+        (
+            {**good, "fed_hist": [[1, 0, 2**63]]},
+            "'fed_hist'[0] holds 9223372036854775808, not an integer in [0, 2^63)",
+        ),
+        ({**good, "fed_hist": [[1, 0, -1]]}, "'fed_hist'[0] holds -1, not an integer in [0, 2^63)"),
+        ({**good, "fed_hist": [[1, 0, 1.0]]}, "'fed_hist'[0] holds 1.0, not an integer in [0, 2^63)"),
+        ({**good, "trials": {"0": [0, 0, 2]}}, "'trials' must be a list of [task row, first, last + 1]"),
+        ({**good, "trials": [[0, 0]]}, "'trials'[0] must be a list of 3 integers"),
+    ]
+    for value, message in cases:
+        with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+            Accumulator.from_json(value)
+    # Counts far beyond 2 * 63 but below 2^63 are accepted: one task with 200 rollouts.
+    class_y = [0] * 14
+    class_y[1] = 200
+    big = {
+        "tasks": ["a"],
+        "K": 1,
+        "fed_hist": [[0, 200]],
+        "T_hist": [[200]],
+        "steps_by_T": [[200]],
+        "class_y": [class_y],
+        "trials": [[0, 0, 200]],
+    }
+    assert Accumulator.from_json(big).N == 200
+
+
+@pytest.mark.spec("ACC-JSON")
+def test_accumulator_set_json_faults_are_named_exactly() -> None:
+    key = ConditionKey("d", "m", "x")
+    doc = AccumulatorSet([(key, _acc())]).to_json()
+    assert AccumulatorSet.from_json(doc).as_dict() == {key: _acc()}
+    cases: list[tuple[object, str]] = [
+        ([doc], "expected a JSON object"),
+        ({**doc, "version": 2}, "not a prefixexec-accumulators document of version 1"),
+        ({**doc, "extra": 1}, "expected exactly the keys format, version, conditions"),
+        ({**doc, "conditions": {}}, "'conditions' must be a list"),
+        ({**doc, "conditions": [doc["conditions"][0], 3]}, "conditions[1] must be an object"),
+        (
+            {**doc, "conditions": [{**doc["conditions"][0], "model": 1}]},
+            "conditions[0] needs string 'dataset', 'model' and 'method'",
+        ),
+        (
+            {**doc, "conditions": [{**doc["conditions"][0], "K": -2}]},
+            "conditions[0]: 'K' must be an integer >= 0: -2",
+        ),
+    ]
+    for value, message in cases:
+        with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+            AccumulatorSet.from_json(value)
+
+
+@pytest.mark.spec("ACC-STATE", "ACC-MERGE")
+def test_accumulator_set_items_and_lookup() -> None:
+    k1, k2, k3 = ConditionKey("d", "m", "a"), ConditionKey("d", "m", "b"), ConditionKey("d", "m", "c")
+    one, two = _acc(), _acc(tasks=["b"])
+    both = AccumulatorSet([(k2, two), (k1, one)])
+    assert both.keys() == [k1, k2]
+    assert both.get(k1) is one and both.get(k2) is two and both.get(k3) is None
+    with pytest.raises(ValueError, match=f"^{re.escape(f'condition {k1} appears twice')}$"):
+        AccumulatorSet([(k1, one), (k1, two)])
+    bad_items: list[list[tuple[Any, Any]]] = [[("d/m/a", one)], [(k1, "acc")]]  # wrong types on purpose
+    for bad in bad_items:
+        with pytest.raises(ValueError, match=r"^items must be \(ConditionKey, Accumulator\) pairs$"):
+            AccumulatorSet(bad)
+    with pytest.raises(ValueError, match=f"^{re.escape(f'condition {k1} has no rollouts')}$"):
+        AccumulatorSet([(k1, Accumulator.empty())])
+
+
+@pytest.mark.spec("ACC-MERGE", "CONV-EXACT")
+def test_merge_adds_counts_beyond_float_precision() -> None:
+    # One task with 2^60 + 1 fully executable rollouts of T = 1 (trials 0 .. 2^60), merged with
+    # one more rollout (trial 2^60 + 1): every count is exact, 2^60 + 2, which float64 cannot hold.
+    n = 2**60 + 1
+
+    def part(count: int, first: int) -> Accumulator:
+        class_y = [0] * 14
+        class_y[1] = count
+        return Accumulator(["a"], [[0, count]], [[count]], [[count]], [class_y], [[0, first, first + count]])
+
+    merged = part(n, 0).merge(part(1, n))
+    assert float(n + 1) != n + 1
+    assert (
+        merged.N == n + 1 and merged.T_hist.tolist() == [[n + 1]] and merged.steps_by_T.tolist() == [[n + 1]]
+    )
+    assert merged.trials.tolist() == [[0, 0, n + 1]]
+    other = Accumulator(["b"], [[0, 1]], [[1]], [[1]], [[0, 1] + [0] * 12], [[0, 0, 1]])
+    merged2 = part(n, 0).merge(other)
+    assert merged2.tasks == ("a", "b") and merged2.counts().tolist() == [n, 1]
+
+
+def _batch(**change: Any) -> RolloutArrays:
+    """Two valid rows of one condition: t0 trial 0 (T=2, FED=3, Y) and t1 trial 0 (T=1, FED=1, schema)."""
+    columns: dict[str, Any] = {
+        "conditions": [ConditionKey("d", "m", "x")],
+        "condition": [0, 0],
+        "tasks": ["t0", "t1"],
+        "task": [0, 1],
+        "trial": [0, 0],
+        "T": [2, 1],
+        "fed": [3, 1],
+        "Y": [True, False],
+        "label": [-1, 0],
+    }
+    columns.update(change)
+    return RolloutArrays(**columns)
+
+
+@pytest.mark.spec("ACC-BATCH")
+def test_first_invalid_row_names_the_first_bad_row_and_why() -> None:
+    from prefixexec.kernel.accumulator import RowError, first_invalid_row
+
+    assert first_invalid_row(_batch()) is None
+    assert first_invalid_row(_batch(), np.array([1, 0])) is None
+    cases: list[tuple[dict[str, Any], tuple[int, str] | None]] = [
+        ({"fed": [3, 3]}, (1, "'fed' must be in [1, T+1] = [1, 2]: 3")),  # FED = T + 2 on row 1
+        ({"T": [2, 1], "fed": [3, 4]}, (1, "'fed' must be in [1, T+1] = [1, 2]: 4")),
+        ({"T": [2, 0]}, (1, "'T' must be an integer >= 1: 0")),
+        ({"trial": [0, -1]}, (1, "'trial' must be >= 0: -1")),
+        ({"label": [-1, 5]}, (1, "label code must be -1..4: 5")),
+        ({"label": [-1, -2]}, (1, "label code must be -1..4: -2")),
+        ({"label": [0, 0]}, (0, "'label' given for a fully executable rollout (fed = T+1): schema")),
+        ({"fed": [2, 1], "label": [3, 4]}, None),  # labelled failures are valid
+    ]
+    for change, want in cases:
+        batch = _batch(**change)
+        assert first_invalid_row(batch) == want, change
+        assert first_invalid_row(batch, batch.fed - batch.T) == want, change
+        if want is None:
+            continue
+        with pytest.raises(RowError, match=f"^{re.escape(f'row {want[0]}: {want[1]}')}$"):
+            accumulate(batch)
+    # A one-row batch is checked like any other.
+    one = _batch(condition=[0], task=[0], trial=[0], T=[1], fed=[3], Y=[True], label=[-1])
+    assert first_invalid_row(one) == (0, "'fed' must be in [1, T+1] = [1, 2]: 3")
+    with pytest.raises(RowError, match=r"^row 0: "):
+        accumulate(one)
+
+
+@pytest.mark.spec("ACC-BATCH", "INV-IMMUTABLE", "CONV-EXACT")
+def test_batch_columns_are_read_only_int64_and_bool_vectors() -> None:
+    # Writeable caller arrays are copied (and stay writeable); int32, uint8 and 2-d (n, 1) inputs
+    # become flat int64 / bool columns.
+    trial = np.array([0, 0], dtype=np.int32)
+    T = np.array([[2], [1]], dtype=np.int64)
+    Y = np.array([1, 0], dtype=np.uint8)
+    label = np.array([-1, 0], dtype=np.int64)
+    batch = _batch(trial=trial, T=T, Y=Y, label=label)
+    for name, dtype in (("trial", np.int64), ("T", np.int64), ("fed", np.int64), ("Y", np.bool_)):
+        column = getattr(batch, name)
+        assert column.dtype == dtype and column.ndim == 1 and not column.flags.writeable, name
+    assert trial.flags.writeable and label.flags.writeable
+    label[1] = 3
+    assert batch.label.tolist() == [-1, 0], "the batch copied the caller's array"
+    # Read-only int64 / bool columns (such as Arrow's zero-copy views) are used as they are, and
+    # so are read-only index columns of any integer type; other read-only ones are converted.
+    ro = {
+        name: np.array(values, dtype=dtype)
+        for name, values, dtype in (
+            ("condition", [0, 0], np.int32),
+            ("task", [0, 1], np.uint16),
+            ("trial", [0, 0], np.int64),
+            ("T", [2, 1], np.int64),
+            ("fed", [3, 1], np.int64),
+            ("Y", [True, False], np.bool_),
+            ("label", [-1, 0], np.int8),
+        )
+    }
+    for array in ro.values():
+        array.flags.writeable = False
+    zero_copy = _batch(**ro)
+    for name, array in ro.items():
+        assert getattr(zero_copy, name) is array, name
+    converted = {
+        "trial": np.array([0, 0], dtype=np.int32),
+        "T": np.array([2.0, 1.0]),
+        "Y": np.array([1, 0], dtype=np.int8),
+        "fed": np.array([[3], [1]], dtype=np.int64),
+    }
+    for array in converted.values():
+        array.flags.writeable = False
+    batch = _batch(**converted)
+    for name, array in converted.items():
+        column = getattr(batch, name)
+        assert column is not array and column.ndim == 1 and not column.flags.writeable, name
+        assert column.dtype == (np.bool_ if name == "Y" else np.int64), name
+    assert accumulate(batch) == accumulate(_batch())
+
+
+@pytest.mark.spec("ACC-BATCH", "REC-UNIQUE")
+def test_first_repeat_looks_past_conditions_it_has_not_seen() -> None:
+    seen = accumulate(_batch())
+    k_new, k_seen = ConditionKey("a", "m", "x"), ConditionKey("d", "m", "x")
+    query = _batch(conditions=[k_new, k_seen], condition=[0, 1], task=[0, 1], trial=[0, 0])
+    assert seen.first_repeat(query) == 1
+    assert seen.first_repeat(query, 1) is None
+    assert AccumulatorSet.empty().first_repeat(query) is None
