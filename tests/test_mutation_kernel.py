@@ -699,3 +699,52 @@ def test_first_repeat_looks_past_conditions_it_has_not_seen() -> None:
     assert seen.first_repeat(query) == 1
     assert seen.first_repeat(query, 1) is None
     assert AccumulatorSet.empty().first_repeat(query) is None
+
+
+@pytest.mark.spec("BOOT-PAIRED")
+def test_paired_block_equals_each_conditions_own_product() -> None:
+    # Three conditions with different horizons (so different column counts) over shared tasks:
+    # the one product over their columns side by side gives each condition exactly what its own
+    # product with the same resample matrix gives.
+    cohorts = {
+        "a": Cohort(
+            T=[1, 2, 1], fed=[2, 1, 1], Y=[True, False, True], label_code=[-1, 5, 0], task=["x", "y", "z"]
+        ),
+        "b": Cohort(
+            T=[3, 1, 4, 2],
+            fed=[2, 2, 5, 3],
+            Y=[False, True, True, True],
+            label_code=[1, -1, -1, -1],
+            task=["x", "y", "z", "z"],
+        ),
+        "c": Cohort(
+            T=[5, 5, 2], fed=[6, 3, 3], Y=[True, False, True], label_code=[-1, 2, -1], task=["x", "y", "z"]
+        ),
+    }
+    settings = boot.BootstrapSettings(B=64, seed=3)
+    block = boot.bootstrap_dataset(cohorts, settings)
+    W = boot.resample_counts(3, settings.B, settings.seed)
+    for key, cohort in cohorts.items():
+        alone = boot.replicates(W, boot.task_sums(cohort, ["x", "y", "z"]))
+        for name, values in alone.scalars.items():
+            assert np.array_equal(block[key].scalars[name], values, equal_nan=True), (key, name)
+        assert np.array_equal(block[key].PEC, alone.PEC, equal_nan=True), key
+        assert np.array_equal(block[key].PEC_elig, alone.PEC_elig, equal_nan=True), key
+
+
+@pytest.mark.spec("BOOT-DROP")
+def test_intervals_count_the_left_out_replicates_per_depth() -> None:
+    # K = 2 < 5 scalars and K = 7 > 5: dropped_PEC_elig[k-1] is the number of NaN replicates at depth k.
+    for T in ([1, 2, 2, 1], [7, 1, 3, 6]):
+        fed = [1, 2, 1, 2]
+        codes = [-1 if f == t + 1 else c for f, t, c in zip(fed, T, [0, 5, 1, 5], strict=True)]
+        cohort = Cohort(
+            T=T, fed=fed, Y=[True, False, True, False], label_code=codes, task=["p", "q", "r", "s"]
+        )
+        reps = boot.bootstrap_dataset({"k": cohort}, boot.BootstrapSettings(B=50, seed=1))["k"]
+        found = boot.intervals(reps, 1, 3, 0.9)
+        K = max(T)
+        assert len(found.PEC_elig) == K
+        assert found.dropped_PEC_elig == tuple(int(np.isnan(reps.PEC_elig[:, k]).sum()) for k in range(K))
+        assert any(found.dropped_PEC_elig), "some depth has resamples without a rollout that long"
+        assert found.dropped == {n: int(np.isnan(v).sum()) for n, v in reps.scalars.items()}
