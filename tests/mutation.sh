@@ -45,6 +45,7 @@ cp -rL "$repo/adapters" "$stage/src/prefixexec/adapters"
 cp -rL "$repo/spec/vectors" "$stage/src/prefixexec/vectors"
 cp -rL "$repo/tests" "$stage/tests"
 cp -rL "$repo/spec" "$stage/spec"
+cp -rL "$repo/examples" "$stage/examples"
 cp "$repo/pyproject.toml" "$stage/pyproject.toml"
 # conftest's SHARED is REPO.parent / "shared"; mutmut runs the tests in $stage/mutants.
 if [ -d "$repo/../shared" ]; then
@@ -67,6 +68,7 @@ printf 'settings.load_profile("mutation")\n' >>"$stage/tests/conftest.py"
   set +f
   echo "also_copy ="
   echo "    spec"
+  echo "    examples"
   echo "pytest_add_cli_args_test_selection ="
   for t in $tests; do echo "    $t"; done
   echo "pytest_add_cli_args ="
