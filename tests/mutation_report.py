@@ -1,0 +1,243 @@
+"""Classify and format the survivors of a mutmut run of an adapter (issue 19; tests/mutation-adapters.md).
+
+Usage (from the repository root, after ``bash tests/mutation.sh WORKDIR``)::
+
+    .venv-test/bin/python tests/mutation_report.py WORKDIR [--confirm]
+
+It reads ``WORKDIR/results.txt`` (``mutmut results --all true``, written by mutation.sh) and
+``mutmut show`` of every survivor, and prints the counts and one markdown row per survivor with
+its verdict from :data:`VERDICTS` below (``not analysed`` when there is none). ``--confirm``
+checks every "killed by a new test" verdict with mutmut's own switch: in WORKDIR/stage/mutants,
+``MUTANT_UNDER_TEST=<mutant> pytest tests/test_mutation_adapters.py -k <test>`` must fail and
+the same run without the mutant must pass (the current tests/test_mutation_adapters.py is copied
+into the stage first).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from fractions import Fraction
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+VENV = Path(os.environ.get("PREFIXEXEC_TEST_VENV", REPO / ".venv-test"))
+
+KILLED = "killed by a new test"
+EQUIVALENT = "equivalent"
+GAP = "survives (gap)"
+
+# Verdicts of the survivors, by mutant name without the "prefixexec.adapters." prefix. A killed
+# verdict names the test of tests/test_mutation_adapters.py that kills it (a -k expression).
+VERDICTS: dict[str, tuple[str, str]] = {}
+
+
+def killed(test: str) -> tuple[str, str]:
+    return (KILLED, test)
+
+
+def equivalent(why: str) -> tuple[str, str]:
+    return (EQUIVALENT, why)
+
+
+def gap(why: str) -> tuple[str, str]:
+    return (GAP, why)
+
+
+def ns(function: str, *numbers: int) -> list[str]:
+    """Mutant names ``<function>__mutmut_<n>``."""
+    return [f"{function}__mutmut_{n}" for n in numbers]
+
+
+def _add(prefix: str, verdict: tuple[str, str], *names: str) -> None:
+    for name in names:
+        VERDICTS[f"{prefix}.{name}"] = verdict
+
+
+# --- chat ------------------------------------------------------------------------------------
+C = "chat.semantics"
+_add(
+    C,
+    equivalent(
+        "jsonschema 4.26 (installed) issues no warning in validator_for, so the filter's category "
+        "is never consulted; the filter is there for older releases"
+    ),
+    "x__validator_class__mutmut_2",
+    "x__validator_class__mutmut_4",
+)
+_add(
+    C,
+    equivalent("validator_for's own default is the latest draft, Draft202012Validator, in jsonschema 4.26"),
+    "x__validator_class__mutmut_11",
+)
+_add(C, killed("compile_schema_names_the_type"), "x_compile_schema__mutmut_3")
+_add(C, killed("schema_path_indexes_array_items"), "x__path__mutmut_6")
+_add(
+    C,
+    killed("excerpt_of_a_long_result"),
+    *(f"x__excerpt__mutmut_{n}" for n in (5, 6, 7, 8, 9, 10)),
+)
+_add(
+    C,
+    equivalent(
+        "the state after an accepted no-tool action is never read: the no-tool action is the "
+        "whole trajectory of a transcript without calls (CONV-NOTOOL), so no step follows it"
+    ),
+    "xǁChatSemanticsǁstep__mutmut_2",
+    "xǁChatSemanticsǁstep__mutmut_3",
+    "xǁChatSemanticsǁstep__mutmut_4",
+)
+_add(C, killed("chat_notool_reason_counts_tools"), *ns("xǁChatSemanticsǁstep", 10, 12, 13))
+_add(C, killed("chat_error_pattern_masks_arguments"), *ns("xǁChatSemanticsǁstep", 59, 62))
+_add(C, killed("chat_error_pattern_label_rules"), *ns("xǁChatSemanticsǁstep", 63))
+_add(C, killed("chat_monitor_observation"), *ns("xǁChatSemanticsǁstep", 73, 75))
+_add(C, killed("chat_calls_are_checked_in_order"), *ns("xǁChatSemanticsǁstep", 76))
+
+
+def results(work: Path) -> dict[str, str]:
+    """mutmut's status of every mutant: ``name -> status``."""
+    out: dict[str, str] = {}
+    for line in (work / "results.txt").read_text(encoding="utf-8").splitlines():
+        name, sep, status = line.strip().rpartition(": ")
+        if sep:
+            out[name] = status
+    return out
+
+
+def _function_line(source: Path, mutant: str) -> int:
+    """The first line of the function or method a mutant name refers to, in the staged source."""
+    local = mutant.rpartition(".")[2]
+    base = re.sub(r"__mutmut_\d+$", "", local)
+    if base.startswith("xǁ"):
+        cls, _, func = base[2:].partition("ǁ")
+    else:
+        cls, func = "", base[2:]
+    tree = ast.parse(source.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == cls:
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and item.name == func:
+                    return min([item.lineno, *(d.lineno for d in item.decorator_list)])
+        if not cls and isinstance(node, ast.FunctionDef) and node.name == func and node.col_offset == 0:
+            return min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    raise LookupError(f"{mutant}: function not found in {source}")
+
+
+def show(work: Path, mutant: str) -> tuple[int, str, str]:
+    """(source line, original line, mutated line) of a mutant, from ``mutmut show``."""
+    text = subprocess.run(
+        [str(VENV / "bin" / "mutmut"), "show", mutant],
+        cwd=work / "stage",
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    lines = text.splitlines()
+    path = next(ln[4:].strip() for ln in lines if ln.startswith("--- "))
+    start = 0
+    old_no = 0
+    minus: list[tuple[int, str]] = []
+    plus: list[str] = []
+    for ln in lines:
+        m = re.match(r"@@ -(\d+)", ln)
+        if m:
+            old_no = int(m.group(1))
+            start = old_no
+            continue
+        if not start or ln.startswith(("--- ", "+++ ")):
+            continue
+        if ln.startswith("-"):
+            minus.append((old_no, ln[1:]))
+            old_no += 1
+        elif ln.startswith("+"):
+            plus.append(ln[1:])
+        else:
+            old_no += 1
+    first = _function_line(work / "stage" / path, mutant)
+    line = first + minus[0][0] - 1 if minus else first
+    return line, " ".join(s.strip() for _, s in minus), " ".join(s.strip() for s in plus)
+
+
+def _cell(text: str) -> str:
+    return "`" + text.replace("|", "\\|").replace("`", "'") + "`" if text else ""
+
+
+def confirm(work: Path, names: list[str]) -> dict[str, bool]:
+    """For each killed verdict: the test fails with the mutant and passes without it."""
+    mutants = work / "stage" / "mutants"
+    shutil.copy(REPO / "tests" / "test_mutation_adapters.py", mutants / "tests" / "test_mutation_adapters.py")
+    env = {**os.environ, "PYTHONPATH": "src"}
+    env.pop("MUTANT_UNDER_TEST", None)
+    base = [str(VENV / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x"]
+    target = ["tests/test_mutation_adapters.py"]
+    tests = sorted({VERDICTS[n][1] for n in names})
+    clean = {
+        t: subprocess.run([*base, *target, "-k", t], cwd=mutants, env=env, capture_output=True).returncode
+        == 0
+        for t in tests
+    }
+    out: dict[str, bool] = {}
+    for name in names:
+        test = VERDICTS[name][1]
+        run = subprocess.run(
+            [*base, *target, "-k", test],
+            cwd=mutants,
+            env={**env, "MUTANT_UNDER_TEST": "prefixexec.adapters." + name},
+            capture_output=True,
+        )
+        out[name] = clean[test] and run.returncode == 1
+    return out
+
+
+def main(argv: list[str]) -> int:
+    work = Path(argv[0])
+    status = results(work)
+    counts = Counter(status.values())
+    survivors = sorted(n for n, s in status.items() if s != "killed")
+    rows = []
+    verdict_count: Counter[str] = Counter()
+    short = {n: n.removeprefix("prefixexec.adapters.") for n in survivors}
+    for name in survivors:
+        verdict, why = VERDICTS.get(short[name], ("not analysed", "not yet shown equivalent or killed"))
+        if status[name] == "timeout" and verdict == "not analysed":
+            verdict = "timeout"
+        verdict_count[verdict] += 1
+        line, old, new = show(work, name)
+        why_cell = f"`tests/test_mutation_adapters.py -k {why}`" if verdict == KILLED else why
+        rows.append(f"| `{short[name]}` | {line} | {_cell(old)} | {_cell(new)} | {verdict} | {why_cell} |")
+    checked = sum(v for k, v in counts.items() if k not in ("not checked", "skipped"))
+    by_suite = counts["killed"]
+    new = verdict_count[KILLED]
+    eq = verdict_count[EQUIVALENT]
+    score = Fraction(by_suite + new, checked - eq) if checked > eq else Fraction(0)
+    print(f"mutmut statuses: {dict(sorted(counts.items()))}")
+    print(
+        f"generated {len(status)}, checked {checked}, killed by the suite {by_suite}, "
+        f"killed by a new test {new}, equivalent {eq}, survives (gap) {verdict_count[GAP]}, "
+        f"not analysed {verdict_count['not analysed']}, timeouts {counts['timeout']}"
+    )
+    base = checked - eq
+    print(f"score (suite + new) / (checked - equivalent) = {by_suite + new}/{base} = {float(score):.1%}")
+    print(f"score of the suite alone = {by_suite}/{base} = {float(Fraction(by_suite, base)):.1%}")
+    print()
+    print("| mutant (prefixexec.adapters.) | line | original | mutant | verdict | test / why |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    print("\n".join(rows))
+    if len(argv) > 1 and argv[1] == "--confirm":
+        to_check = [short[n] for n in survivors if VERDICTS.get(short[n], ("",))[0] == KILLED]
+        confirmed = confirm(work, to_check)
+        bad = [n for n, ok in confirmed.items() if not ok]
+        print(f"\nconfirmed {len(confirmed) - len(bad)} of {len(confirmed)} killed verdicts")
+        for n in bad:
+            print(f"  NOT confirmed: {n} ({VERDICTS[n][1]})")
+        return 1 if bad else 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

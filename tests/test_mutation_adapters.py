@@ -1,0 +1,172 @@
+"""Tests that kill surviving mutants of the adapters' semantics modules (issue 19).
+
+Report: tests/mutation-adapters.md (every survivor of ``bash tests/mutation.sh`` run on
+adapters/<name>/semantics.py, with its verdict). Each test states a rule of the adapter's spec
+or docstring that no test pinned before; the mutants it kills are listed in
+tests/mutation_report.py (``VERDICTS``), which checks them with mutmut's switch (``--confirm``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from prefixexec.adapters import AdapterOptions, chat
+from prefixexec.kernel import Label, PrefixMonitor, Rollout
+
+# --- chat (spec/adapters/chat.md) --------------------------------------------------------------
+
+GET = {"name": "get", "parameters": {"type": "object"}}
+
+
+def chat_line(
+    calls: list[tuple[str, dict[str, Any]]],
+    results: list[tuple[str, bool]],
+    tools: list[dict[str, Any]] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """One transcript: OpenAI tool calls ``(name, arguments)``, then their results ``(text, is_error)``."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+    if calls:
+        messages.append(
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {"id": f"c{i}", "function": {"name": name, "arguments": json.dumps(args)}}
+                    for i, (name, args) in enumerate(calls, 1)
+                ],
+            }
+        )
+    for i, (text, flagged) in enumerate(results, 1):
+        message: dict[str, Any] = {"role": "tool", "tool_call_id": f"c{i}", "content": text}
+        if flagged:
+            message["is_error"] = True
+        messages.append(message)
+    return {
+        "task_id": "t",
+        "model": "m",
+        "method": "react",
+        "success": False,
+        "messages": messages,
+        "tools": [GET] if tools is None else tools,
+        **extra,
+    }
+
+
+def chat_rollout(tmp_path: Path, line: dict[str, Any], **options: Any) -> Rollout:
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    (rollout,) = chat.read([str(path)], AdapterOptions(**options))
+    return rollout
+
+
+@pytest.mark.spec("CHAT-TOOLS")
+def test_compile_schema_names_the_type() -> None:
+    # The error names what was given instead of a schema object.
+    with pytest.raises(ValueError, match=r"^the parameter schema must be an object, got list$"):
+        chat.compile_schema([1])
+    with pytest.raises(ValueError, match=r"got str$"):
+        chat.compile_schema("object")
+
+
+@pytest.mark.spec("CHAT-EXEC")
+def test_schema_path_indexes_array_items(tmp_path: Path) -> None:
+    # "the reason gives the best-matching error and its path": an array item is [i], a key .k.
+    tool = {
+        "name": "get",
+        "parameters": {
+            "type": "object",
+            "properties": {"ids": {"type": "array", "items": {"type": "string"}}},
+        },
+    }
+    line = chat_line([("get", {"ids": ["a", 7]})], [("ok", False)], tools=[tool])
+    rollout = chat_rollout(tmp_path, line)
+    assert (rollout.outcome.fed, rollout.outcome.label) == (1, Label.SCHEMA)
+    assert rollout.outcome.reason == (
+        "arguments violate the schema of 'get' at arguments.ids[1]: 7 is not of type 'string'"
+    )
+
+
+@pytest.mark.spec("CHAT-EXEC")
+@pytest.mark.parametrize("size", [chat.REASON_EXCERPT - 1, chat.REASON_EXCERPT, chat.REASON_EXCERPT + 1, 500])
+def test_excerpt_of_a_long_result(tmp_path: Path, size: int) -> None:
+    # REASON_EXCERPT is the longest excerpt quoted: a result up to that length is quoted whole,
+    # a longer one is cut to REASON_EXCERPT characters ending in "...".
+    text = "".join("abcdefghij"[i % 10] for i in range(size))
+    rollout = chat_rollout(tmp_path, chat_line([("get", {})], [(text, True)]))
+    reason = rollout.outcome.reason
+    assert reason is not None and reason.startswith("tool result is an error: ")
+    excerpt = reason.removeprefix("tool result is an error: ")
+    if size <= chat.REASON_EXCERPT:
+        assert excerpt == text
+    else:
+        assert excerpt == text[: chat.REASON_EXCERPT - 3] + "..."
+        assert len(excerpt) == chat.REASON_EXCERPT
+
+
+@pytest.mark.spec("CHAT-NOTOOL")
+@pytest.mark.parametrize(("tools", "words"), [(1, "1 tool and"), (2, "2 tools and")])
+def test_chat_notool_reason_counts_tools(tmp_path: Path, tools: int, words: str) -> None:
+    offered = [{"name": f"t{i}", "parameters": {"type": "object"}} for i in range(tools)]
+    rollout = chat_rollout(tmp_path, chat_line([], [], tools=offered))
+    assert rollout.outcome.reason == (
+        f"the rollout made no tool call, but the task offers {words} the line does not set "
+        "no_tool_allowed: a task that offers tools needs at least one call (CHAT-NOTOOL)"
+    )
+
+
+@pytest.mark.spec("CHAT-PATTERN", "CHAT-LABELS", "LABEL-MASK")
+def test_chat_error_pattern_masks_arguments(tmp_path: Path) -> None:
+    # A result marked by --error-pattern is labelled with the call's own argument values masked:
+    # "Forbidden City" is the argument, not a precondition; "not found" is the dependency family.
+    line = chat_line([("get", {"place": "Forbidden City"})], [("ERR Forbidden City not found", False)])
+    rollout = chat_rollout(tmp_path, line, error_pattern="^ERR")
+    assert (rollout.outcome.fed, rollout.outcome.label) == (1, Label.DEPENDENCY)
+    line = chat_line([("get", {"place": "Forbidden City"})], [("ERR Forbidden City", False)])
+    rollout = chat_rollout(tmp_path, line, error_pattern="^ERR")
+    assert (rollout.outcome.fed, rollout.outcome.label) == (1, None)
+
+
+@pytest.mark.spec("CHAT-PATTERN", "LABEL-RULES")
+def test_chat_error_pattern_label_rules(tmp_path: Path) -> None:
+    # A --label-rules rule decides the label of a result marked by --error-pattern too.
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[[chat]]\npattern = "no existe"\nlabel = "dependency"\n', encoding="utf-8")
+    line = chat_line([("get", {})], [("ERR el usuario no existe", False)])
+    assert chat_rollout(tmp_path, line, error_pattern="^ERR").outcome.label is None
+    rollout = chat_rollout(tmp_path, line, error_pattern="^ERR", label_rules=str(rules))
+    assert (rollout.outcome.fed, rollout.outcome.label) == (1, Label.DEPENDENCY)
+
+
+@pytest.mark.spec("CHAT-CALLS", "CHAT-EXEC")
+def test_chat_calls_are_checked_in_order(tmp_path: Path) -> None:
+    # Three calls, the second one's result flagged: FED = 2, whatever follows.
+    line = chat_line(
+        [("get", {"n": 1}), ("get", {"n": 2}), ("get", {"n": 3})],
+        [("one", False), ("Permission denied", True), ("three", False)],
+    )
+    outcome = chat_rollout(tmp_path, line).outcome
+    assert (outcome.T, outcome.fed, outcome.label) == (3, 2, Label.PRECONDITION)
+    line = chat_line(
+        [("get", {"n": 1}), ("get", {"n": 2}), ("get", {"n": 3}), ("get", {"n": 4})],
+        [("one", False), ("two", False), ("Permission denied", True), ("four", False)],
+    )
+    outcome = chat_rollout(tmp_path, line).outcome
+    assert (outcome.T, outcome.fed, outcome.label) == (4, 3, Label.PRECONDITION)
+
+
+@pytest.mark.spec("MON-CHECK", "CHAT-EXEC")
+def test_chat_monitor_observation(tmp_path: Path) -> None:
+    # The monitor's observation is what an accepted step returned: for a transcript, the
+    # recorded tool result of the call.
+    line = chat_line([("get", {"n": 1}), ("get", {"n": 2})], [("18 C", False), ("19 C", False)])
+    calls = chat.read_calls(line["messages"], "w")
+    task = chat.ChatTask(tuple(calls), chat.read_tools(line["tools"], "w"), False)
+    monitor = PrefixMonitor(chat.SEMANTICS, task)
+    first = monitor.commit(calls[0].action)
+    second = monitor.commit(calls[1].action)
+    assert (first.executable, first.observation) == (True, "18 C")
+    assert (second.executable, second.observation) == (True, "19 C")
