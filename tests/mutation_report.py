@@ -59,6 +59,11 @@ def _add(prefix: str, verdict: tuple[str, str], *names: str) -> None:
         VERDICTS[f"{prefix}.{name}"] = verdict
 
 
+NO_TOOL_STATE = (
+    "the state after an accepted no-tool action is never read: the no-tool action is the whole "
+    "trajectory of a rollout without calls (CONV-NOTOOL), so no step follows it"
+)
+
 # --- chat ------------------------------------------------------------------------------------
 C = "chat.semantics"
 _add(
@@ -82,21 +87,25 @@ _add(
     killed("excerpt_of_a_long_result"),
     *(f"x__excerpt__mutmut_{n}" for n in (5, 6, 7, 8, 9, 10)),
 )
-_add(
-    C,
-    equivalent(
-        "the state after an accepted no-tool action is never read: the no-tool action is the "
-        "whole trajectory of a transcript without calls (CONV-NOTOOL), so no step follows it"
-    ),
-    "xǁChatSemanticsǁstep__mutmut_2",
-    "xǁChatSemanticsǁstep__mutmut_3",
-    "xǁChatSemanticsǁstep__mutmut_4",
-)
+_add(C, equivalent(NO_TOOL_STATE), *ns("xǁChatSemanticsǁstep", 2, 3, 4))
 _add(C, killed("chat_notool_reason_counts_tools"), *ns("xǁChatSemanticsǁstep", 10, 12, 13))
 _add(C, killed("chat_error_pattern_masks_arguments"), *ns("xǁChatSemanticsǁstep", 59, 62))
 _add(C, killed("chat_error_pattern_label_rules"), *ns("xǁChatSemanticsǁstep", 63))
 _add(C, killed("chat_monitor_observation"), *ns("xǁChatSemanticsǁstep", 73, 75))
 _add(C, killed("chat_calls_are_checked_in_order"), *ns("xǁChatSemanticsǁstep", 76))
+
+
+# --- toolsandbox -----------------------------------------------------------------------------
+T = "toolsandbox.semantics"
+_add(
+    T,
+    equivalent("the last component of a dotted name is the same whatever the number of splits"),
+    *ns("x_exception_labels", 19, 22),
+)
+_add(T, killed("masked_exception_is_the_exception_line"), *ns("x_masked_exception", 9, 10, 11, 12, 14))
+_add(T, killed("split_exception"), *ns("x_split_exception", 11, 15, 23))
+_add(T, equivalent(NO_TOOL_STATE), *ns("xǁToolSandboxSemanticsǁstep", 2, 3, 4))
+_add(T, killed("toolsandbox_monitor_observation"), *ns("xǁToolSandboxSemanticsǁstep", 30, 32))
 
 
 def results(work: Path) -> dict[str, str]:

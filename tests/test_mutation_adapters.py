@@ -15,7 +15,10 @@ from typing import Any
 import pytest
 
 from prefixexec.adapters import AdapterOptions, chat
-from prefixexec.kernel import Label, PrefixMonitor, Rollout
+from prefixexec.adapters import toolsandbox as tsb
+from prefixexec.adapters.labels import load_label_rules
+from prefixexec.adapters.toolsandbox.semantics import INCOMPLETE_CODE
+from prefixexec.kernel import Label, PrefixMonitor, Rollout, ToolCall
 
 # --- chat (spec/adapters/chat.md) --------------------------------------------------------------
 
@@ -170,3 +173,58 @@ def test_chat_monitor_observation(tmp_path: Path) -> None:
     second = monitor.commit(calls[1].action)
     assert (first.executable, first.observation) == (True, "18 C")
     assert (second.executable, second.observation) == (True, "19 C")
+
+
+# --- toolsandbox (spec/adapters/toolsandbox.md) ------------------------------------------------
+
+
+@pytest.mark.spec("TSB-FALLBACK", "TSB-LABELS")
+@pytest.mark.parametrize(
+    ("text", "split"),
+    [
+        ("NoDataError", ("NoDataError", "")),  # a type without a message
+        ("polars.exceptions.NoDataError: gone", ("polars.exceptions.NoDataError", "gone")),
+        ("printed\nValueError: bad\n\n", ("ValueError", "bad")),  # the last non-empty line
+        ("not an exception line!", ("", "not an exception line!")),  # another shape: type ""
+        ("", ("", "")),
+        (" \n \n", ("", "")),
+    ],
+)
+def test_split_exception(text: str, split: tuple[str, str]) -> None:
+    assert tsb.split_exception(text) == split
+
+
+@pytest.mark.spec("TSB-LABELS", "LABEL-RULES")
+def test_masked_exception_is_the_exception_line(tmp_path: Path) -> None:
+    # The text --label-rules patterns see: "Type: masked message", the type alone when there is
+    # no message, the masked text alone when the reply has no exception line (incomplete code,
+    # another shape).
+    assert tsb.masked_exception("NoDataError") == "NoDataError"
+    assert tsb.masked_exception("KeyError: 'x'", {"k": "x"}) == "KeyError: '\u2039arg\u203a'"
+    incomplete = INCOMPLETE_CODE + " near x"
+    assert tsb.masked_exception(incomplete, {"k": "x"}) == INCOMPLETE_CODE + " near \u2039arg\u203a"
+    assert tsb.masked_exception("odd reply!") == "odd reply!"
+    # A rule anchored on the whole line decides only when the line is exactly that text.
+    path = tmp_path / "rules.toml"
+    anchored = [("^NoDataError$", "NoDataError"), ("^Error: The given", incomplete), ("^odd", "odd reply!")]
+    for pattern, text in anchored:
+        path.write_text(f'[[toolsandbox]]\npattern = "{pattern}"\nlabel = "precondition"\n', encoding="utf-8")
+        rules = load_label_rules(str(path), "toolsandbox")
+        assert tsb.exception_labels(text, {}, rules) == (Label.PRECONDITION,)
+
+
+@pytest.mark.spec("MON-CHECK", "TSB-EXEC")
+def test_toolsandbox_monitor_observation() -> None:
+    # The observation of an accepted call is the execution environment's recorded reply.
+    calls = (
+        tsb.SandboxCall(ToolCall("a", {}, "c1"), True, None, "'ok 1'"),
+        tsb.SandboxCall(ToolCall("b", {}, "c2"), True, None, "'ok 2'"),
+    )
+    monitor = PrefixMonitor(tsb.SEMANTICS, tsb.Scenario("s", calls, False))
+    first, second = monitor.commit(calls[0].action), monitor.commit(calls[1].action)
+    assert (first.executable, first.observation, second.executable, second.observation) == (
+        True,
+        "'ok 1'",
+        True,
+        "'ok 2'",
+    )
