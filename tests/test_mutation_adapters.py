@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
-from prefixexec.adapters import AdapterOptions, chat
+from prefixexec.adapters import AdapterOptions, chat, taubench
 from prefixexec.adapters import toolsandbox as tsb
 from prefixexec.adapters.labels import load_label_rules
+from prefixexec.adapters.taubench.semantics import shorten, string_leaves
 from prefixexec.adapters.toolsandbox.semantics import INCOMPLETE_CODE
 from prefixexec.kernel import Label, PrefixMonitor, Rollout, ToolCall
 
@@ -228,3 +229,75 @@ def test_toolsandbox_monitor_observation() -> None:
         True,
         "'ok 2'",
     )
+
+
+# --- taubench (spec/adapters/taubench.md) ------------------------------------------------------
+
+
+@pytest.mark.spec("TAU-ENTITY")
+def test_string_leaves_keep_their_key() -> None:
+    # "(key, string) for every string inside an argument value (list items keep their key)".
+    assert list(string_leaves("x")) == [("", "x")]
+    value = {"order_ids": ["#W1", "#W2"], "address": {"city": "Paris", "zip": 75001}, "note": None}
+    assert list(string_leaves(value)) == [("order_ids", "#W1"), ("order_ids", "#W2"), ("city", "Paris")]
+    # Through TAU-ENTITY: the list's key shares "order" with the message, the other key does not.
+    args = {"order_ids": ["#W1", "#W2"], "reason": "late"}
+    assert taubench.missing_entity_ids("Error: order not found", args) == ("#W1", "#W2")
+
+
+@pytest.mark.spec("TAU-ENTITY")
+@pytest.mark.parametrize(
+    ("message", "arguments", "ids"),
+    [
+        # An upper-case token of two letters looks like an identifier; one letter does not.
+        ("Error: cabin AB not found", {"cabin_id": "x"}, ("AB",)),
+        ("Error: cabin B not found", {"cabin_id": "x"}, ("x",)),
+        # A message without the "Error:" prefix.
+        ("Order #W1 not found", {}, ("#W1",)),
+        ("Order not found", {"order_id": "#W1", "reason": "late"}, ("#W1",)),
+        # "Error:" is dropped whatever its case; the words before "not found" are then none.
+        ("ERROR: not found", {"order_id": "#W1"}, ("#W1",)),
+        # Only the first ":" ends the prefix: a quoted identifier may hold one.
+        ("Error: flight 'HAT:001' not found", {}, ("HAT:001",)),
+        # A quoted string just before "not found", in single or double quotes, spaces kept.
+        ("Error: reservation 'ABC 123' not found", {}, ("ABC 123",)),
+        ('Error: user "john doe" not found', {"user_id": "x"}, ("john doe",)),
+        # Punctuation around the token is not part of the identifier.
+        ("Error: order (#W1), not found", {}, ("#W1",)),
+        # The words "id" / "ids" of a key do not relate it to the message.
+        ("Error: id not found", {"user_id": "u1", "name": "bob"}, ("u1", "bob")),
+        ("Error: ids not found", {"order_ids": ["o1"], "name": "bob"}, ("o1", "bob")),
+    ],
+)
+def test_missing_entity_ids_rules(message: str, arguments: dict[str, Any], ids: tuple[str, ...]) -> None:
+    assert taubench.missing_entity_ids(message, arguments) == ids
+
+
+@pytest.mark.spec("TAU-ENTITY")
+@pytest.mark.parametrize("word", ["error", "of", "the", "a", "an", "number", "new"])
+def test_missing_entity_ids_ignores_filler_words(word: str) -> None:
+    # The words the code leaves out when it relates a key to the message (they name no entity;
+    # the spec does not list them: see tests/mutation-adapters.md).
+    arguments = {f"{word}_code": "v1", "payment_id": "v2"}
+    assert taubench.missing_entity_ids(f"{word} payment not found", arguments) == ("v2",)
+
+
+@pytest.mark.spec("TAU-ENTITY-NORM")
+def test_occurs_with_domain_prefixes() -> None:
+    # An identifier that is only the prefix keeps it: "W" is the token "W", not an empty id.
+    assert taubench.occurs("W", ["user W said"], ("#W",))
+    assert taubench.occurs("#W", ["user W said"], ("#W",))
+    # Each of several prefixes is optional on either side.
+    for prefixes in [("#W",), ("#W", "#A"), ("#A", "#W")]:
+        assert taubench.occurs("9502126", ["order #W9502126"], prefixes)
+        assert taubench.occurs("#W9502126", ["order 9502126"], prefixes)
+    assert taubench.occurs("A17", ["order 17"], ("#W", "#A"))
+    assert not taubench.occurs("9502126", ["order #W9502126"], ())
+
+
+@pytest.mark.spec("TAU-LABELS")
+def test_reason_cut_at_the_limit() -> None:
+    # "the message itself (cut at 300 characters)": 300 characters are kept whole.
+    limit = taubench.REASON_LIMIT
+    assert shorten("a" * limit) == "a" * limit
+    assert shorten("a" * (limit + 1)) == "a" * (limit - 3) + "..."
