@@ -61,6 +61,29 @@ def golden_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.fixture
+def figures_not_drawn(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Replace only matplotlib's drawing of the report's figures (``figures.render``) by a marker.
+
+    Drawing the three figures in three formats (PNG at 300 dpi, SVG, PDF) is most of a report's
+    time (about 3.5 s of CPU of about 4.5 s here). Tests that check tables, summary.json or
+    decomposition.md use this fixture: the command still runs end to end and still builds every
+    figure from the report (``pec_figure``, ``elig_figure``, ``labels_figure``); only the
+    rendering to bytes is skipped. The drawn files are checked by the golden report and
+    test_report_writes_exactly_the_files_reproducibly here (every file, byte for byte, twice and
+    split over files), test_cli_quiet_and_stdout, tests/test_report_figures.py (formats, size,
+    reproducibility, with and without intervals) and tests/test_report_html.py (the page in
+    Chromium).
+    """
+    from prefixexec.report import figures
+
+    def marker(fig: object, fmt: str) -> bytes:
+        assert fmt in figures.FIGURE_FORMATS
+        return f"figure not drawn ({fmt})".encode("ascii")
+
+    monkeypatch.setattr(figures, "render", marker)
+
+
 def read_csv(path: Path) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))))
 
@@ -260,6 +283,7 @@ def test_markdown_escapes_names() -> None:
 
 
 @pytest.mark.spec("REP-COST")
+@pytest.mark.usefixtures("figures_not_drawn")
 def test_cost_columns(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     def rec(t: str, cost: dict[str, float] | None) -> str:
         r: dict[str, Any] = {"dataset": "d", "model": "m", "method": "x", "task_id": t, "success": True,
@@ -339,6 +363,7 @@ def test_decomposition_identity_on_generated_conditions(items: list[tuple[str, O
 
 
 @pytest.mark.spec("REP-DECOMP")
+@pytest.mark.usefixtures("figures_not_drawn")
 def test_decomposition_sentence_of_the_paper_example(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -448,6 +473,7 @@ def test_bad_options_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) 
 
 
 @pytest.mark.spec("REP-TABLE")
+@pytest.mark.usefixtures("figures_not_drawn")
 def test_without_intervals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["report", str(INPUT), "--out", str(tmp_path), "--bootstrap", "0", "--quiet"], capsys)[0] == 0
     md = (tmp_path / "table.md").read_text(encoding="utf-8")
@@ -558,6 +584,7 @@ def test_label_counts_sum_to_rr_eligible(golden_dir: Path) -> None:
 
 
 @pytest.mark.spec("REP-TABLE")
+@pytest.mark.usefixtures("figures_not_drawn")
 def test_main_table_cells_carry_the_intervals_of_inference() -> None:
     from prefixexec import read_records
 
@@ -602,6 +629,7 @@ def test_no_csv_of_a_report_writes_n_a(golden_dir: Path) -> None:
 
 
 @pytest.mark.spec("REP-TEX-COMPACT")
+@pytest.mark.usefixtures("figures_not_drawn")
 def test_tex_compact_puts_half_widths_on_a_second_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
