@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 import attrs
+import numpy as np
+import numpy.typing as npt
 
 from prefixexec.kernel import (
     Accepted,
@@ -50,7 +52,7 @@ from .limits import (
 if TYPE_CHECKING:
     import jsonschema
 
-    from prefixexec.kernel.accumulator import RolloutArrays
+    from prefixexec.kernel.accumulator import IntArray, RolloutArrays
 
     from . import AdapterOptions
     from .audit import GenericAuditReport, Mutant, Operator
@@ -408,26 +410,55 @@ def _decode_chunk(lines: Sequence[str]) -> list[Any] | None:
 
 def _count(data: bytes, byte: bytes) -> int:
     """``data.count(byte)`` for a single byte (numpy compares a few times faster)."""
-    import numpy as np
-
     return int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) == ord(byte)))
 
 
 def _decode_block(block: bytes) -> list[Any] | None:
     """The typed records of the non-blank lines of ``block`` (UTF-8, ``\\n``-separated), or
-    ``None`` when the fast path cannot vouch for all of them."""
-    decode_lines, encode, errors = _fast_lines()
+    ``None`` when one does not decode; repeated keys are not checked here (:func:`_block_keys_unique`)."""
+    decode_lines, _, errors = _fast_lines()
     with _collector_paused():
         try:
             decoded: list[Any] = decode_lines(block)
         except errors:
             return None
-    if b"\\" not in block:
-        if _count(block, b":") != _count(encode(decoded), b":"):
-            return None
-    elif not _no_repeated_keys(block.decode("utf-8"), decoded, encode):
-        return None
     return decoded
+
+
+def _block_keys_unique(block: bytes, decoded: list[Any]) -> bool:
+    """Whether no object of ``block`` repeats a key (``decoded``: its records)."""
+    encode = _fast_lines()[1]
+    if b"\\" not in block:
+        return _count(block, b":") == _count(encode(decoded), b":")
+    return _no_repeated_keys(block.decode("utf-8"), decoded, encode)
+
+
+def _colons(values: list[Any]) -> int:
+    """The ':' in the strings of ``values`` (other values have none)."""
+    try:
+        return "".join(values).count(":")
+    except TypeError:  # an integer task id
+        return "".join([x for x in values if x.__class__ is str]).count(":")
+
+
+def _outcome_keys_unique(
+    block: bytes, decoded: list[Any], names: list[list[Any]], reasons: list[str], members: int
+) -> bool:
+    """Whether no object of ``block`` repeats a key, for records with an outcome and no actions:
+    ``names`` are their dataset, model, method and task_id columns, ``reasons`` the outcome
+    reasons given, ``members`` the number of members these records hold without the optional
+    ones this does not count (no_tool_allowed, cost, meta).
+
+    Without a backslash in the text every string is written as it is decoded: the text's ':'
+    are one per member written plus those inside strings, so at least ``members`` plus those
+    inside the decoded names and reasons, exactly when no key repeats and no other member is
+    given. Otherwise the re-encoded records decide (:func:`_block_keys_unique`).
+    """
+    if b"\\" not in block:
+        inside = sum(map(_colons, names)) + _colons(reasons)
+        if _count(block, b":") == members + inside:
+            return True
+    return _block_keys_unique(block, decoded)
 
 
 class _collector_paused:
@@ -443,14 +474,91 @@ class _collector_paused:
             gc.enable()
 
 
-def _coded(values: list[Any]) -> tuple[list[Any], list[int]]:
-    """Distinct values in first-seen order, and each value's index among them."""
-    index: dict[Any, int] = {}
-    codes = [index.setdefault(v, len(index)) for v in values]
-    return list(index), codes
+class _Codes:
+    """Distinct values in first-seen order (``values``) and a code per row: the value's index
+    among them. Codes are given a block at a time, while the block's strings are fresh in the
+    processor's cache (they are hashed once, here)."""
+
+    __slots__ = ("index", "pieces", "rows")
+
+    def __init__(self) -> None:
+        self.index: dict[Any, int] = {}
+        self.pieces: list[IntArray] = []
+        self.rows: list[list[Any]] = []
+
+    def add(self, values: list[Any]) -> None:
+        index = self.index
+        n = len(values)
+        if n and values.count(values[0]) == n:  # one value (common: files are grouped by condition)
+            code = index.setdefault(values[0], len(index))
+            self.pieces.append(np.full(n, code, dtype=np.int64))
+        else:
+            setdefault = index.setdefault
+            self.pieces.append(np.array([setdefault(v, len(index)) for v in values], dtype=np.int64))
+        self.rows.append(values)
+
+    def codes(self) -> IntArray:
+        if len(self.pieces) != 1:
+            self.pieces = [np.concatenate(self.pieces) if self.pieces else np.zeros(0, dtype=np.int64)]
+        return self.pieces[0]
+
+    def values(self) -> list[Any]:
+        return list(self.index)
+
+    def split(self, size: int) -> _Codes:
+        """The first ``size`` rows' codes (against the same values); these are coded again for
+        the rest only."""
+        head = _Codes()
+        head.index = self.index
+        codes = self.codes()
+        head.pieces = [codes[:size]]
+        rest: list[Any] = []
+        left = codes.shape[0] - size
+        for values in reversed(self.rows):
+            if len(rest) >= left:
+                break
+            rest[:0] = values
+        self.index, self.pieces, self.rows = {}, [], []
+        if left > 0:
+            self.add(rest[len(rest) - left :])
+        return head
 
 
-_CONDITION = operator.attrgetter("dataset", "model", "method")
+def _first_seen(codes: IntArray) -> tuple[IntArray, IntArray]:
+    """For integer codes: the row where each distinct code is first seen, in first-seen order,
+    and each row's index among those codes."""
+    _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(order.shape[0], dtype=np.int64)
+    rank[order] = np.arange(order.shape[0], dtype=np.int64)
+    return first[order], rank[inverse.reshape(-1)]
+
+
+def _conditions_of(columns: Sequence[_Codes]) -> tuple[list[ConditionKey], IntArray]:
+    """Distinct conditions (dataset, model, method) in first-seen order, and each row's index."""
+    values = [column.values() for column in columns]
+    codes = [column.codes() for column in columns]
+    if all(len(v) == 1 for v in values):
+        return [ConditionKey(values[0][0], values[1][0], values[2][0])], codes[0]
+    combined = codes[0]
+    for distinct, code in zip(values[1:], codes[1:], strict=True):
+        # Re-coded after each step: the combined code stays below rows x distinct values.
+        _, combined = _first_seen(combined * len(distinct) + code)
+    rows, condition = _first_seen(combined)
+    (ds, d), (ms, m), (es, e) = zip(values, codes, strict=True)
+    keys = [ConditionKey(ds[d[i]], ms[m[i]], es[e[i]]) for i in rows.tolist()]
+    return keys, condition
+
+
+def _readonly(array: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """The array, read-only (the kernel's columns take it as it is, without a copy)."""
+    array.flags.writeable = False
+    return array
+
+
+_DATASET = operator.attrgetter("dataset")
+_MODEL = operator.attrgetter("model")
+_METHOD = operator.attrgetter("method")
 _TASK_ID = operator.attrgetter("task_id")
 _TRIAL = operator.attrgetter("trial")
 _OUTCOME = operator.attrgetter("outcome")
@@ -462,97 +570,135 @@ _LABEL = operator.attrgetter("label")
 _REASON = operator.attrgetter("reason")
 
 
-def _label_codes(labels: list[Any], unset: Any) -> list[int]:
+def _label_codes(labels: list[Any], unset: Any) -> IntArray:
     """Kernel label codes (-1 for none) of label fields: a name, a list of names or unset."""
     lookup = {**_LABEL_RANK, unset: NO_LABEL_CODE}
     try:
-        return list(map(lookup.__getitem__, labels))
+        return np.fromiter(map(lookup.__getitem__, labels), dtype=np.int64, count=len(labels))
     except TypeError:  # a list of names
-        return [lookup[x] if x.__class__ is str or x is unset else _label_code(x) for x in labels]
+        return np.array(
+            [lookup[x] if x.__class__ is str or x is unset else _label_code(x) for x in labels],
+            dtype=np.int64,
+        )
 
 
 class _Rows:
     """Kernel columns of decoded records, gathered a block at a time (the decoded records can
     then be freed: memory is reused while decoding, which is much faster than holding a whole
-    chunk of records)."""
+    chunk of records). Names are coded as they come; numbers are kept as one array per block."""
+
+    NUMBERS = ("trial", "T", "fed", "label", "reason", "Y")
+    NAMES = ((_DATASET, "dataset"), (_MODEL, "model"), (_METHOD, "method"), (_TASK_ID, "task_id"))
 
     def __init__(self) -> None:
         self.unset = _fast()[2]
-        self.keys: list[tuple[str, str, str]] = []
-        self.ids: list[str | int] = []
-        self.trial: list[Any] = []
-        self.T: list[int] = []
-        self.fed: list[int] = []
-        self.label: list[int] = []
-        self.reason: list[bool] = []
-        self.Y: list[bool] = []
+        self.size = 0
+        self.names = {name: _Codes() for _, name in self.NAMES}
+        self.numbers: dict[str, list[npt.NDArray[Any]]] = {name: [] for name in self.NUMBERS}
 
     def __len__(self) -> int:
-        return len(self.Y)
+        return self.size
+
+    def _column(self, name: str) -> npt.NDArray[Any]:
+        pieces = self.numbers[name]
+        if len(pieces) != 1:
+            pieces[:] = [np.concatenate(pieces)] if pieces else [np.zeros(0, dtype=np.int64)]
+        return pieces[0]
 
     def split(self, size: int) -> _Rows:
         """The first ``size`` rows as new columns; these keep the rest."""
         head = _Rows()
-        for name in ("keys", "ids", "trial", "T", "fed", "label", "reason", "Y"):
-            column = getattr(self, name)
-            setattr(head, name, column[:size])
-            setattr(self, name, column[size:])
+        head.size, self.size = min(size, self.size), max(self.size - size, 0)
+        for name, codes in self.names.items():
+            head.names[name] = codes.split(size)
+        for name in self.NUMBERS:
+            column = self._column(name)
+            head.numbers[name] = [column[:size]]
+            self.numbers[name] = [column[size:]]
         return head
 
-    def add(self, decoded: list[Any]) -> bool:
-        """Add decoded records; ``False`` when one breaks a cross-field rule (then unchanged
-        columns are no longer meaningful: the caller drops this object)."""
+    def add(self, decoded: list[Any], block: bytes | None = None) -> bool:
+        """Add decoded records (of ``block``: then no object may repeat a key); ``False`` when one
+        breaks a cross-field rule (then these columns are unchanged)."""
         unset = self.unset
-        self.keys += map(_CONDITION, decoded)
-        self.ids += map(_TASK_ID, decoded)
-        self.trial += map(_TRIAL, decoded)
-        self.Y += map(_SUCCESS, decoded)
+        n = len(decoded)
         outcomes = list(map(_OUTCOME, decoded))
-        if unset not in outcomes:
-            if list(map(_ACTIONS, decoded)).count(unset) != len(decoded):
+        names = [list(map(get, decoded)) for get, _ in self.NAMES]
+        trials = list(map(_TRIAL, decoded))
+        unset_trials = trials.count(unset)
+        try:
+            T = np.fromiter(map(_T, outcomes), dtype=np.int64, count=n)
+        except AttributeError:  # an unset outcome: a record with actions (or neither)
+            columns = _mixed_columns(decoded, unset)
+            if columns is None or (block is not None and not _block_keys_unique(block, decoded)):
                 return False
-            self.T += map(_T, outcomes)
-            self.fed += map(_FED, outcomes)
-            self.label += _label_codes(list(map(_LABEL, outcomes)), unset)
+            T = np.array(columns[0], dtype=np.int64)
+            fed = np.array(columns[1], dtype=np.int64)
+            label = np.array(columns[2], dtype=np.int64)
+            reason = np.array(columns[3], dtype=np.bool_)
+        else:
+            if list(map(_ACTIONS, decoded)).count(unset) != n:
+                return False  # both actions and an outcome
+            fed = np.fromiter(map(_FED, outcomes), dtype=np.int64, count=n)
+            label = _label_codes(list(map(_LABEL, outcomes)), unset)
             reasons = list(map(_REASON, outcomes))
-            if reasons.count(unset) == len(reasons):
-                self.reason += [False] * len(reasons)
+            unset_reasons = reasons.count(unset)
+            if unset_reasons == n:
+                reason = np.zeros(n, dtype=np.bool_)
             else:
-                self.reason += [x is not unset for x in reasons]
-            return True
-        rows = _mixed_columns(decoded, unset)
-        if rows is None:
-            return False
-        self.T += rows[0]
-        self.fed += rows[1]
-        self.label += rows[2]
-        self.reason += rows[3]
+                reason = np.array([x is not unset for x in reasons], dtype=np.bool_)
+                reasons = [x for x in reasons if x is not unset]
+            # Members: dataset, task_id, model, method, success, outcome, T, fed; and the ones given.
+            labels = int(np.count_nonzero(label != NO_LABEL_CODE))
+            members = 8 * n + (n - unset_trials) + labels + (n - unset_reasons)
+            if block is not None and not _outcome_keys_unique(block, decoded, names, reasons, members):
+                return False
+        if unset_trials == n:
+            trial = np.zeros(n, dtype=np.int64)
+        elif unset_trials == 0:
+            trial = np.array(trials, dtype=np.int64)
+        else:
+            trial = np.array([0 if x is unset else x for x in trials], dtype=np.int64)
+        Y = np.fromiter(map(_SUCCESS, decoded), dtype=np.bool_, count=n)
+        numbers = self.numbers
+        numbers["trial"].append(trial)
+        numbers["T"].append(T)
+        numbers["fed"].append(fed)
+        numbers["label"].append(label)
+        numbers["reason"].append(reason)
+        numbers["Y"].append(Y)
+        for (_, name), values in zip(self.NAMES, names, strict=True):
+            self.names[name].add(values)
+        self.size += n
         return True
 
     def arrays(self) -> RolloutArrays | None:
         """The columns, or ``None`` when FED is out of [1, T + 1] or a label or reason comes
         with FED = T + 1 (REC-OUTCOME)."""
-        import numpy as np
-
         from prefixexec.kernel.accumulator import RolloutArrays
 
-        unset = self.unset
-        t = np.array(self.T, dtype=np.int64)
-        f = np.array(self.fed, dtype=np.int64)
+        t = self._column("T")
+        f = self._column("fed")
+        label = self._column("label")
         if (f > t).any():
-            given = (np.array(self.label) != NO_LABEL_CODE) | np.array(self.reason, dtype=np.bool_)
+            given = (label != NO_LABEL_CODE) | self._column("reason")
             if (f > t + 1).any() or ((f == t + 1) & given).any():
                 return None
-        keys, condition = _coded(self.keys)
+        names = self.names
+        keys, condition = _conditions_of([names["dataset"], names["model"], names["method"]])
         # An integer task id means its decimal string (an int and its string may both occur:
-        # repeated names mean the same task).
-        ids, task = _coded(self.ids)
-        tasks = [x if x.__class__ is str else str(x) for x in ids]
-        trial = self.trial
-        if unset in trial:
-            trial = [0 if x is unset else x for x in trial]
+        # repeated names mean the same task). Names no row uses may be listed: they do not count.
+        tasks = [x if x.__class__ is str else str(x) for x in names["task_id"].values()]
         return RolloutArrays(
-            [ConditionKey(*k) for k in keys], condition, tasks, task, trial, t, f, self.Y, self.label
+            keys,
+            _readonly(condition),
+            tasks,
+            _readonly(names["task_id"].codes()),
+            _readonly(self._column("trial")),
+            _readonly(t),
+            _readonly(f),
+            _readonly(self._column("Y")),
+            _readonly(label),
         )
 
 
@@ -739,7 +885,7 @@ def record_chunks(
                     start = first
                 decoded = _decode_block(block)
                 lines = None if decoded is None else _block_numbers(first, block, breaks, len(decoded))
-                if decoded is None or lines is None or not rows.add(decoded):
+                if decoded is None or lines is None or not rows.add(decoded, block):
                     break
                 numbers += lines
                 declined = False

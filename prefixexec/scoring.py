@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
@@ -92,15 +93,64 @@ def _fmt_ci(value: Fraction | None, interval: Sequence[float | None] | None, dig
     return f"{text} [{half_up(interval[0], digits)}, {half_up(interval[1], digits)}]"
 
 
-def render_blocks(
-    blocks: Sequence[tuple[str, Sequence[str], Sequence[Sequence[str]]]], signature: str
-) -> str:
-    """Titled tables laid out by ``rich`` as plain text (no colour, no width limit), then the signature.
+Block = tuple[str, Sequence[str], Sequence[Sequence[str]]]
+
+#: A rich markup tag (rich.markup.RE_TAGS): a cell holding one is rendered by rich.
+_MARKUP_TAG = re.compile(r"\[[a-z#/@]")
+
+
+def _plain(text: str) -> bool:
+    """Printable ASCII without a markup tag: rich writes it as it is, one cell per character."""
+    return text.isascii() and text.isprintable() and _MARKUP_TAG.search(text) is None
+
+
+def render_blocks(blocks: Sequence[Block], signature: str) -> str:
+    """Titled tables laid out as ``rich`` lays them out, as plain text (no colour, no width
+    limit), then the signature.
 
     Each block is ``(title, headers, rows)``: the title on its own line, the header, a rule under
     it, one line per row, columns separated by two spaces, rows starting at the first column
-    (OUT-TABLE).
+    (OUT-TABLE). Tables of printable ASCII text (the usual case) are laid out here, without
+    importing rich (start-up, issue 16): each column as wide as its widest cell, cells padded
+    with spaces, one space of padding and one separator between columns, a rule of '-' under the
+    header; tests/test_startup_table.py checks that this is rich's layout. Anything else (other
+    characters, markup) is laid out by rich itself.
     """
+    width = 0
+    for title, headers, rows in blocks:
+        if not rows or not headers or not _plain(title):
+            return render_blocks_rich(blocks, signature)
+        for row in (headers, *rows):
+            if len(row) != len(headers) or not all(_plain(cell) for cell in row):
+                return render_blocks_rich(blocks, signature)
+        widths = [max(len(row[i]) for row in (headers, *rows)) for i in range(len(headers))]
+        if min(widths) == 0:  # an empty column
+            return render_blocks_rich(blocks, signature)
+        width = max(width, sum(widths) + 2 * len(widths))
+    if width >= _RICH_WIDTH:
+        return render_blocks_rich(blocks, signature)
+    lines: list[str] = []
+    for title, headers, rows in blocks:
+        widths = [max(len(row[i]) for row in (headers, *rows)) for i in range(len(headers))]
+        # Each column but the last carries one space of padding on its right; columns are
+        # joined by one space (the table's box draws no edges and spaces where columns meet).
+        padded = [w + 1 for w in widths[:-1]] + [widths[-1]]
+        lines.append(title)
+        for index, row in enumerate((headers, *rows)):
+            lines.append(" ".join(cell.ljust(w) for cell, w in zip(row, padded, strict=True)))
+            if index == 0:
+                lines.append(" ".join("-" * w for w in padded))
+        lines.append("")
+    lines = [line.rstrip() for line in lines]
+    return "\n".join([*lines, f"signature: {signature}"]) + "\n"
+
+
+#: The console width rich lays the tables out in (no table is that wide).
+_RICH_WIDTH = 100_000
+
+
+def render_blocks_rich(blocks: Sequence[Block], signature: str) -> str:
+    """:func:`render_blocks` laid out by ``rich`` (any text)."""
     import io
 
     from rich.box import Box
@@ -109,7 +159,7 @@ def render_blocks(
 
     buffer = io.StringIO()
     console = Console(
-        file=buffer, width=100_000, no_color=True, force_terminal=False, highlight=False, emoji=False
+        file=buffer, width=_RICH_WIDTH, no_color=True, force_terminal=False, highlight=False, emoji=False
     )
     for title, headers, rows in blocks:
         table = Table(

@@ -43,7 +43,7 @@ LABELS = ["schema", "dependency", "precondition", "state_consistency", "informat
 DEFERRED = "deferred"
 
 names = st.sampled_from(["a", "b", "x:y", "é", "long name", "t\"q", "back\\slash", "u\u2028", "😀"])
-plain = st.sampled_from(["a", "b", "c d", "m"])
+plain = st.sampled_from(["a", "b", "c d", "m", "p:q"])
 
 
 def _labels() -> st.SearchStrategy[Any]:
@@ -370,3 +370,34 @@ def test_the_utf8_check_agrees_with_decoding_the_whole_file(tmp_path: Path, cont
     except UnicodeDecodeError:
         valid = False
     assert _utf8(str(path)) is valid
+
+
+@pytest.mark.spec("REC-ERRORS")
+@pytest.mark.parametrize(
+    "last",
+    [
+        # a repeated key whose dropped value holds a ':' (so do kept values)
+        '{"dataset": "d:1", "task_id": "t:9", "model": "m", "method": "x", "success": true, '
+        '"outcome": {"T": 2, "fed": 1, "reason": "a:b", "reason": "c:d"}}',
+        # a repeated key next to members the count does not cover (no_tool_allowed, cost, meta)
+        '{"dataset": "d", "task_id": 9, "model": "m", "method": "x", "success": true, "trial": 1, '
+        '"trial": 1, "cost": {"tokens": 1}, "meta": {"k:": "v"}, "outcome": {"T": 2, "fed": 3}}',
+        # a key repeated inside meta
+        '{"dataset": "d", "task_id": "t", "model": "m", "method": "x", "success": true, '
+        '"meta": {"k": 1, "k": 2}, "outcome": {"T": 2, "fed": 3}}',
+    ],
+)
+def test_block_reader_finds_a_repeated_key_among_outcome_records(tmp_path: Path, last: str) -> None:
+    """The block reader counts an outcome block's keys without re-encoding it; a repeat is still
+    handed to the reference, which rejects it at its line."""
+    path = tmp_path / "r.jsonl"
+    good = [GOOD % i for i in range(30)] + [GOOD.replace('"d"', '"d:x"') % 99]
+    path.write_text("\n".join([*good, last]) + "\n", encoding="utf-8")
+    fault = None
+    rows = 0
+    for arrays, _wheres, error in record_chunks(str(path), 1000, 1 << 17):
+        rows += len(arrays)
+        if error is not None:
+            fault = (error.where, error.what)
+    assert rows == len(good)
+    assert fault is not None and fault[0] == f"{path}:{len(good) + 1}" and "appears twice" in fault[1]
