@@ -6,6 +6,11 @@ the pytest-xdist workers) and ``thorough`` (1,000 examples, for a longer run bef
 ``HYPOTHESIS_PROFILE=thorough bash tests/run.sh``). A test that sets its own ``max_examples``
 keeps it in every profile. Failing examples are kept in Hypothesis' example database and tried
 first on the next run.
+
+pytest-xdist (tests/run.sh runs ``--dist loadgroup``): :func:`pytest_collection_modifyitems` puts
+the tests of a module that share one of its module-scoped fixtures (a report folder, a browser
+page, an inspect run, a built binary) into one ``xdist_group``, so that fixture is made once, on
+one worker, instead of once on every worker that happens to receive one of those tests.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("dev", max_examples=100, deadline=None)
@@ -26,3 +32,49 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # pytest-xdist registers this marker too; registered here as well so that --strict-markers
+    # accepts it when pytest runs without xdist (-p no:xdist).
+    config.addinivalue_line("markers", "xdist_group(name): run these tests on the same xdist worker")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Group the tests that use a module-scoped fixture of their own module (see the docstring)."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None:
+            continue
+        module = item.nodeid.split("::", 1)[0]
+        for name in item.fixturenames:
+            defs = info.name2fixturedefs.get(name)
+            if defs and defs[-1].scope == "module" and defs[-1].baseid == module:
+                item.add_marker(pytest.mark.xdist_group(module))
+                break
+
+
+@pytest.fixture
+def figures_not_drawn(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Replace only matplotlib's drawing of a report's figures (``figures.render``) by a marker.
+
+    Drawing the three figures in three formats (PNG at 300 dpi, SVG, PDF) is most of a report's
+    time (about 3.5 s of CPU of about 4.5 s for tests/golden/report_input.jsonl). Tests that check
+    tables, summary.json, decomposition.md or rollouts.jsonl use this fixture: the command still
+    runs end to end and still builds every figure from the report (``pec_figure``,
+    ``elig_figure``, ``labels_figure``); only the rendering to bytes is skipped. The drawn files
+    are checked elsewhere: tests/test_report.py's golden report and
+    test_report_writes_exactly_the_files_reproducibly (every file, byte for byte, twice and split
+    over files) and test_cli_quiet_and_stdout, tests/test_report_figures.py (formats, size,
+    reproducibility, with and without intervals), tests/test_report_html.py and
+    tests/test_report_drill.py (the page in Chromium) and tests/test_hostile.py (hostile names).
+    """
+    from prefixexec.report import figures
+
+    def marker(fig: object, fmt: str) -> bytes:
+        assert fmt in figures.FIGURE_FORMATS
+        return f"figure not drawn ({fmt})".encode("ascii")
+
+    monkeypatch.setattr(figures, "render", marker)

@@ -66,7 +66,9 @@ step "pytest"
 status=0
 workers="${PREFIXEXEC_TEST_WORKERS:-auto}"
 parallel=()
-if [ "$workers" != "0" ]; then parallel=(-n "$workers"); fi
+# --dist loadgroup: tests/conftest.py groups the tests sharing a module-scoped fixture, so that
+# fixture is made on one worker only; every other test is handed out one by one.
+if [ "$workers" != "0" ]; then parallel=(-n "$workers" --dist loadgroup); fi
 # --durations: the slowest tests are listed at the end, to keep an eye on the suite's time.
 HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-ci}" "$venv/bin/pytest" -p no:cacheprovider --durations=15 \
   "${parallel[@]}" "$@" || status=$?

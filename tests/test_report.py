@@ -61,29 +61,6 @@ def golden_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-@pytest.fixture
-def figures_not_drawn(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Replace only matplotlib's drawing of the report's figures (``figures.render``) by a marker.
-
-    Drawing the three figures in three formats (PNG at 300 dpi, SVG, PDF) is most of a report's
-    time (about 3.5 s of CPU of about 4.5 s here). Tests that check tables, summary.json or
-    decomposition.md use this fixture: the command still runs end to end and still builds every
-    figure from the report (``pec_figure``, ``elig_figure``, ``labels_figure``); only the
-    rendering to bytes is skipped. The drawn files are checked by the golden report and
-    test_report_writes_exactly_the_files_reproducibly here (every file, byte for byte, twice and
-    split over files), test_cli_quiet_and_stdout, tests/test_report_figures.py (formats, size,
-    reproducibility, with and without intervals) and tests/test_report_html.py (the page in
-    Chromium).
-    """
-    from prefixexec.report import figures
-
-    def marker(fig: object, fmt: str) -> bytes:
-        assert fmt in figures.FIGURE_FORMATS
-        return f"figure not drawn ({fmt})".encode("ascii")
-
-    monkeypatch.setattr(figures, "render", marker)
-
-
 def read_csv(path: Path) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))))
 

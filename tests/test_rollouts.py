@@ -228,6 +228,7 @@ def test_select_from_an_id_file(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 
 @pytest.mark.spec("OUT-ROLLOUTS-FILE", "OUT-SELECT", "REP-FILES")
+@pytest.mark.usefixtures("figures_not_drawn")  # checks rollouts.jsonl, the Parquet rows and summary.json
 def test_report_writes_rows_and_selects(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "r"
     extra = tmp_path / "rows.parquet"
