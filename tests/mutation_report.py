@@ -107,6 +107,35 @@ _add(T, killed("split_exception"), *ns("x_split_exception", 11, 15, 23))
 _add(T, equivalent(NO_TOOL_STATE), *ns("xǁToolSandboxSemanticsǁstep", 2, 3, 4))
 _add(T, killed("toolsandbox_monitor_observation"), *ns("xǁToolSandboxSemanticsǁstep", 30, 32))
 
+# --- taubench --------------------------------------------------------------------------------
+U = "taubench.semantics"
+_add(
+    U,
+    equivalent(
+        "lstrip takes a set of characters: 'XX#XX' strips 'X' and '#', and the text is case-folded "
+        "first, so no upper-case X is left to strip"
+    ),
+    *ns("x__strip_prefix", 5, 10),
+    *ns("x__occurrence", 16),
+)
+_add(
+    U,
+    equivalent("an empty prefix would add '(?:)?', which matches the empty string like no group at all"),
+    *ns("x__occurrence", 17),
+)
+_add(U, killed("occurs_with_domain_prefixes"), *ns("x__strip_prefix", 14), *ns("x__occurrence", 9))
+_add(U, killed("missing_entity_ids_rules"), *ns("x_id_like", 5, 6))
+_add(
+    U,
+    killed("missing_entity_ids_rules"),
+    *ns("x_missing_entity_ids", 6, 7, 8, 11, 12, 14, 17, 18, 19, 20, 25, 28, 30, 66, 67, 68, 69),
+)
+_add(U, killed("missing_entity_ids_ignores_filler_words"), *ns("x_missing_entity_ids", *range(43, 57)))
+_add(U, killed("reason_cut_at_the_limit"), *ns("x_shorten", 3))
+_add(U, killed("string_leaves_keep_their_key"), *ns("x_string_leaves", 1, 7, 8, 9, 10))
+_add(U, equivalent(NO_TOOL_STATE), *ns("xǁTauSemanticsǁstep", 2, 3, 4, 5, 9, 10))
+_add(U, killed("taubench_monitor_observation"), *ns("xǁTauSemanticsǁstep", 32, 34))
+
 
 def results(work: Path) -> dict[str, str]:
     """mutmut's status of every mutant: ``name -> status``."""

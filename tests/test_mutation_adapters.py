@@ -301,3 +301,20 @@ def test_reason_cut_at_the_limit() -> None:
     limit = taubench.REASON_LIMIT
     assert shorten("a" * limit) == "a" * limit
     assert shorten("a" * (limit + 1)) == "a" * (limit - 3) + "..."
+
+
+@pytest.mark.spec("MON-CHECK", "TAU-EXEC")
+def test_taubench_monitor_observation() -> None:
+    # The observation of an accepted call is the environment's recorded tool message.
+    exchanges = (
+        taubench.Exchange(ToolCall("a", {}, "c1"), True, True, "first", ("hi",)),
+        taubench.Exchange(ToolCall("b", {}, "c2"), True, True, "second", ()),
+    )
+    monitor = PrefixMonitor(taubench.TAU, taubench.TauTask(exchanges, False, "no tool call"))
+    first, second = monitor.commit(exchanges[0].call), monitor.commit(exchanges[1].call)
+    assert (first.executable, first.observation, second.executable, second.observation) == (
+        True,
+        "first",
+        True,
+        "second",
+    )
