@@ -103,7 +103,8 @@ def _command_of(argv: Sequence[str]) -> str | None:
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser of every command; with ``command``, of that command only (faster start-up:
-    the other commands' modules are not imported; ``main`` passes the command it was given)."""
+    the other commands' modules are not imported nor their options built; ``main`` passes the
+    command it was given)."""
     parser = argparse.ArgumentParser(
         prog="prefixexec",
         description="Reference scorer for prefix executability of tool-using agents "
@@ -111,7 +112,16 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"prefixexec {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    builtins = {"score": _add_score, "compare": _add_compare, "adapters": _add_adapters}
+    for name, add in builtins.items():
+        if command not in BUILTIN or command == name:
+            add(sub)
+    for plugin in _plugin_commands(command):
+        plugin.add_parser(sub)
+    return parser
 
+
+def _add_score(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     score = sub.add_parser("score", help="score rollouts: one row of metrics per condition")
     score.add_argument("files", nargs="+", metavar="FILE", help="input files ('-' for stdin)")
     add_adapter_options(score)
@@ -122,6 +132,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     add_rollouts_option(score)
     add_quiet_option(score)
 
+
+def _add_compare(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     compare = sub.add_parser(
         "compare", help="paired differences of conditions against a baseline condition, on shared tasks"
     )
@@ -142,10 +154,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     add_rollouts_option(compare)
     add_quiet_option(compare)
 
+
+def _add_adapters(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     sub.add_parser("adapters", help="list the adapters and what each reads")
-    for plugin in _plugin_commands(command):
-        plugin.add_parser(sub)
-    return parser
 
 
 def add_adapter_options(parser: argparse.ArgumentParser) -> None:
