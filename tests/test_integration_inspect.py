@@ -1,8 +1,9 @@
 """The inspect_ai scorer, metrics and approver in real inspect runs (spec/integrations.md).
 
-Each test runs a tiny inspect task with inspect's scripted mock model (``mockllm``) through
-tests/test_integration_inspect_runner.py in a subprocess (importing inspect_ai patches the
-standard library's ``zipfile``, so it is kept out of the pytest process), with tools that succeed
+The tests read tiny inspect runs made with inspect's scripted mock model (``mockllm``) by
+tests/test_integration_inspect_runner.py, all in one subprocess (the module fixture ``logs``;
+importing inspect_ai patches the standard library's ``zipfile``, so it is kept out of the pytest
+process, and importing it once keeps the runs cheap), with tools that succeed
 and that fail in the ways inspect records, as tests/make_inspect_logs.py makes the committed logs.
 The logs are read back with the inspect adapter's own reader. The expected values are not
 written here: they are what ``prefixexec score --adapter inspect`` reads from the very log the
@@ -12,10 +13,12 @@ installed in .venv-test: inspect_ai 0.3.285).
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
 import tomllib
+from contextlib import redirect_stderr, redirect_stdout
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -26,6 +29,7 @@ from test_integration_inspect_runner import SCENARIOS
 from prefixexec.adapters import AdapterOptions
 from prefixexec.adapters import inspect_logs as il
 from prefixexec.adapters.inspect_logs.reader import iter_log
+from prefixexec.cli import main
 
 from conftest import REPO
 
@@ -35,16 +39,25 @@ RUNNER = REPO / "tests" / "test_integration_inspect_runner.py"
 SCORED = tuple(name for name in SCENARIOS if name != "crash")
 
 
-def run(tmp_path: Path, names: tuple[str, ...], log_format: str, *options: str) -> Path:
-    """Run the scenarios ``names`` in inspect (a subprocess); the path of the log it wrote."""
+def run_all(folder: Path, runs: dict[str, tuple[tuple[str, ...], str, tuple[str, ...]]]) -> dict[str, Path]:
+    """Run each ``name: (scenarios, log format, runner options)`` in inspect, all in one subprocess
+    (the runner's ``--batch``: inspect_ai is imported once), each into its own folder; the path of
+    the log each run wrote."""
+    jobs = []
+    for name, (scenarios, log_format, options) in runs.items():
+        (folder / name).mkdir()
+        jobs.append([str(folder / name), log_format, ",".join(scenarios), *options])
+    batch = folder / "jobs.json"
+    batch.write_text(json.dumps(jobs), encoding="utf-8")
     done = subprocess.run(
-        [sys.executable, str(RUNNER), str(tmp_path), log_format, ",".join(names), *options],
-        capture_output=True,
-        text=True,
-        check=False,
+        [sys.executable, str(RUNNER), "--batch", str(batch)], capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    return Path(done.stdout.strip().splitlines()[-1])
+    paths = [Path(line) for line in done.stdout.strip().splitlines()[-len(runs) :]]
+    assert len(paths) == len(runs), done.stdout
+    for name, path in zip(runs, paths, strict=True):
+        assert path.parent == folder / name, (name, path)  # each log in its own run's folder
+    return dict(zip(runs, paths, strict=True))
 
 
 def read_log(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -82,26 +95,13 @@ def tool_errors(sample: dict[str, Any]) -> list[tuple[str, str | None, str]]:
 
 
 def cli_score(path: Path, *extra: str) -> dict[str, Any]:
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "prefixexec",
-            "score",
-            "--adapter",
-            "inspect",
-            "--scorer",
-            "outcome",
-            "--json",
-            *extra,
-            str(path),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    conditions = json.loads(done.stdout)["conditions"]
+    """``prefixexec score --adapter inspect --scorer outcome --json`` (in this process: reading a
+    log does not import inspect_ai)."""
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        status = main(["score", "--adapter", "inspect", "--scorer", "outcome", "--json", *extra, str(path)])
+    assert status == 0, err.getvalue()
+    conditions = json.loads(out.getvalue())["conditions"]
     assert len(conditions) == 1
     return dict(conditions[0])
 
@@ -112,15 +112,40 @@ def log_metrics(path: Path, name: str = "prefix_executability") -> dict[str, flo
     return {key: m["value"] for key, m in found["metrics"].items()}
 
 
+APPROVAL_POLICY = "approvers:\n  - name: prefixexec/schema_approver\n    tools: '*'\n"
+
+
 @pytest.fixture(scope="module")
-def eval_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return run(tmp_path_factory.mktemp("eval"), SCORED, "eval")
+def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Every inspect run the tests below read, made in one runner process (the runs with an
+    approver come last, so no later run could see one)."""
+    folder = tmp_path_factory.mktemp("inspect")
+    policy = folder / "approval.yaml"
+    policy.write_text(APPROVAL_POLICY, encoding="utf-8")
+    return run_all(
+        folder,
+        {
+            "eval": (SCORED, "eval", ()),
+            "json": (SCORED, "json", ()),
+            "no_outcome": (("ok", "recovered"), "eval", ("--no-outcome",)),
+            "epochs": (SCORED, "eval", ("--epochs", "2")),
+            "errors": (("ok", "recovered", "crash"), "eval", ("--errors-ok",)),
+            "approval": (("ok", "bad_args", "unknown_tool", "parallel"), "eval", ("--approval", str(policy))),
+            "approver_object": (("bad_args", "ok"), "eval", ("--approver-object",)),
+        },
+    )
+
+
+@pytest.fixture(scope="module")
+def eval_log(logs: dict[str, Path]) -> Path:
+    return logs["eval"]
 
 
 @pytest.mark.spec("INSP-SCORER-SAME", "INSP-SCORER-METRICS", "INSP-SCORER-FLOAT")
 @pytest.mark.parametrize("log_format", ["eval", "json"])
-def test_metrics_in_the_log_equal_prefixexec_score(log_format: str, eval_log: Path, tmp_path: Path) -> None:
-    path = eval_log if log_format == "eval" else run(tmp_path, SCORED, "json")
+def test_metrics_in_the_log_equal_prefixexec_score(log_format: str, logs: dict[str, Path]) -> None:
+    path = logs[log_format]
+    assert path.suffix == f".{log_format}"
     metrics = log_metrics(path)
     expected = cli_score(path)
     exact = expected["exact"]
@@ -155,8 +180,8 @@ def test_each_sample_score_is_the_adapters_rollout(eval_log: Path) -> None:
 
 
 @pytest.mark.spec("INSP-SCORER-SUCCESS")
-def test_without_a_success_scorer_rr_is_undefined(tmp_path: Path) -> None:
-    path = run(tmp_path, ("ok", "recovered"), "eval", "--no-outcome")
+def test_without_a_success_scorer_rr_is_undefined(logs: dict[str, Path]) -> None:
+    path = logs["no_outcome"]  # ("ok", "recovered"), only the prefixexec scorer
     metrics = log_metrics(path)
     assert metrics["rr_eligible"] == 1  # "recovered" fails at its first call
     assert metrics["rr"] != metrics["rr"]  # NaN: Y unknown
@@ -165,8 +190,8 @@ def test_without_a_success_scorer_rr_is_undefined(tmp_path: Path) -> None:
 
 
 @pytest.mark.spec("INSP-SCORER-EPOCHS")
-def test_epochs_pooled_count_each_epoch_as_a_rollout(tmp_path: Path) -> None:
-    path = run(tmp_path, SCORED, "eval", "--epochs", "2")
+def test_epochs_pooled_count_each_epoch_as_a_rollout(logs: dict[str, Path]) -> None:
+    path = logs["epochs"]  # SCORED, --epochs 2
     metrics = log_metrics(path)
     expected = cli_score(path)
     assert expected["N"] == 2 * len(SCORED)  # 10 scenarios x 2 epochs, as the run made them
@@ -178,8 +203,8 @@ def test_epochs_pooled_count_each_epoch_as_a_rollout(tmp_path: Path) -> None:
 
 
 @pytest.mark.spec("INSP-SCORER-ERRORS")
-def test_a_sample_that_errors_is_not_scored_by_inspect(tmp_path: Path) -> None:
-    path = run(tmp_path, ("ok", "recovered", "crash"), "eval", "--errors-ok")
+def test_a_sample_that_errors_is_not_scored_by_inspect(logs: dict[str, Path]) -> None:
+    path = logs["errors"]  # ("ok", "recovered", "crash"), --errors-ok
     _, samples = read_log(path)
     scored = sorted(str(s["id"]) for s in samples if "prefix_executability" in (s.get("scores") or {}))
     assert scored == ["ok", "recovered"]  # inspect ran no scorer on "crash"
@@ -271,10 +296,8 @@ def test_without_inspect_ai_prefixexec_imports_and_the_integration_names_the_ext
 
 
 @pytest.mark.spec("INSP-APPROVER")
-def test_approver_rejects_calls_not_executable_at_the_schema_level(tmp_path: Path) -> None:
-    policy = tmp_path / "approval.yaml"
-    policy.write_text("approvers:\n  - name: prefixexec/schema_approver\n    tools: '*'\n")
-    path = run(tmp_path, ("ok", "bad_args", "unknown_tool", "parallel"), "eval", "--approval", str(policy))
+def test_approver_rejects_calls_not_executable_at_the_schema_level(logs: dict[str, Path]) -> None:
+    path = logs["approval"]  # ("ok", "bad_args", "unknown_tool", "parallel"), APPROVAL_POLICY
     _, samples = read_log(path)
     errors = {str(s["id"]): tool_errors(s) for s in samples}
     assert errors["ok"] == [("add", None, "")]
@@ -293,8 +316,8 @@ def test_approver_rejects_calls_not_executable_at_the_schema_level(tmp_path: Pat
 
 
 @pytest.mark.spec("INSP-APPROVER")
-def test_approver_object_in_a_policy(tmp_path: Path) -> None:
-    path = run(tmp_path, ("bad_args", "ok"), "eval", "--approver-object")
+def test_approver_object_in_a_policy(logs: dict[str, Path]) -> None:
+    path = logs["approver_object"]  # ("bad_args", "ok"), the approver as an object
     _, samples = read_log(path)
     errors = {str(s["id"]): tool_errors(s) for s in samples}
     assert [e[:2] for e in errors["bad_args"]] == [("add", "approval")]

@@ -12,12 +12,19 @@ records.
 prints the path of the log it wrote. Options: ``--no-outcome`` (only the prefixexec scorer),
 ``--epochs N`` (with the ``prefixexec/pool`` reducer), ``--approval FILE`` (a policy file),
 ``--approver-object`` (the approver passed as an object), ``--errors-ok`` (a sample may error).
+
+    python tests/test_integration_inspect_runner.py --batch JOBS.json
+
+runs several such runs one after the other in this one process (importing inspect_ai takes
+about 2 s of CPU, more than a tiny run): JOBS.json is a list of argument lists as above; it prints
+one line per run, the path of its log, in order.
 """
 
 from __future__ import annotations
 
 import argparse
 import errno
+import json
 import sys
 from typing import Any
 
@@ -149,6 +156,21 @@ def build() -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["--batch"] and len(args) == 2:
+        with open(args[1], encoding="utf-8") as f:
+            jobs = json.load(f)
+        parts = build()
+        for job in jobs:
+            status = run(job, parts)
+            if status != 0:
+                return status
+        return 0
+    return run(args, build())
+
+
+def run(argv: list[str], parts: dict[str, Any]) -> int:
+    """One run: ``argv`` as in the module docstring; prints the log's path."""
     parser = argparse.ArgumentParser()
     parser.add_argument("out_dir")
     parser.add_argument("log_format", choices=["eval", "json"])
@@ -167,7 +189,6 @@ def main(argv: list[str] | None = None) -> int:
 
     from prefixexec.integrations.inspect import prefix_executability, schema_approver
 
-    parts = build()
     names = args.names.split(",")
     scorers = [prefix_executability()] if args.no_outcome else [parts["outcome"](), prefix_executability()]
     task = Task(
@@ -193,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     if logs[0].status != "success" and not args.errors_ok:
         print(f"inspect run failed: {logs[0].error}", file=sys.stderr)
         return 1
-    print(logs[0].location)
+    print(logs[0].location, flush=True)
     return 0
 
 
