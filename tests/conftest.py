@@ -8,14 +8,19 @@ keeps it in every profile. Failing examples are kept in Hypothesis' example data
 first on the next run.
 
 pytest-xdist (tests/run.sh runs ``--dist loadgroup``): :func:`pytest_collection_modifyitems` puts
-the tests of a module that share one of its module-scoped fixtures (a report folder, a browser
-page, an inspect run, a built binary) into one ``xdist_group``, so that fixture is made once, on
-one worker, instead of once on every worker that happens to receive one of those tests.
+the tests that use one of the session-scoped fixtures below into one ``xdist_group`` per fixture,
+and the tests of a module that share one of its module-scoped fixtures (a report folder, a
+browser page, an inspect run, a built binary) into one group per module, so such a fixture is
+made once, on one worker, instead of once on every worker that happens to receive one of its
+tests.
 """
 
 from __future__ import annotations
 
+import io
 import os
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -40,13 +45,21 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "xdist_group(name): run these tests on the same xdist worker")
 
 
+#: Session-scoped fixtures of this file whose tests run on one xdist worker (one group each).
+SHARED_FIXTURES = ("drawn_report",)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Group the tests that use a module-scoped fixture of their own module (see the docstring)."""
+    """Group the tests sharing an expensive fixture (see the module docstring); one group a test."""
     for item in items:
         if item.get_closest_marker("xdist_group") is not None:
             continue
         info = getattr(item, "_fixtureinfo", None)
         if info is None:
+            continue
+        shared = [name for name in SHARED_FIXTURES if name in item.fixturenames]
+        if shared:
+            item.add_marker(pytest.mark.xdist_group(f"fixture-{shared[0]}"))
             continue
         module = item.nodeid.split("::", 1)[0]
         for name in item.fixturenames:
@@ -54,6 +67,35 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if defs and defs[-1].scope == "module" and defs[-1].baseid == module:
                 item.add_marker(pytest.mark.xdist_group(module))
                 break
+
+
+@dataclass(frozen=True)
+class DrawnReport:
+    """A ``prefixexec report`` run: its arguments, exit status, standard output and error."""
+
+    folder: Path
+    argv: list[str]
+    status: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture(scope="session")
+def drawn_report(tmp_path_factory: pytest.TempPathFactory) -> DrawnReport:
+    """``prefixexec report tests/golden/report_input.jsonl --bootstrap 300 --seed 7 --quiet``, run
+    once (in this process) with every figure drawn, for the tests that read a complete report
+    folder without needing particular options: tests/test_report_html.py,
+    tests/test_report_figures.py and tests/test_report.py (about 4.5 s of CPU a report). Tests
+    must not change the folder."""
+    from prefixexec.cli import main
+
+    folder = tmp_path_factory.mktemp("drawn") / "report"
+    argv = ["report", str(REPO / "tests" / "golden" / "report_input.jsonl"), "--out", str(folder),
+            "--bootstrap", "300", "--seed", "7", "--quiet"]  # fmt: skip
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        status = main(argv)
+    return DrawnReport(folder, argv, status, out.getvalue(), err.getvalue())
 
 
 @pytest.fixture

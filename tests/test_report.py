@@ -29,7 +29,7 @@ from prefixexec.report import FILES, Progress, ReportOptions, build_report, eval
 from prefixexec.report.model import best_flags, decomposition_row, main_table
 from prefixexec.report.tables import md_escape, table_tex, tex_escape
 
-from conftest import REPO, SHARED
+from conftest import REPO, SHARED, DrawnReport
 from strategies import outcomes
 
 GOLDEN = REPO / "tests" / "golden"
@@ -515,12 +515,13 @@ def test_progress_redraws_one_line_on_a_terminal_and_quiet_is_silent() -> None:
 
 
 @pytest.mark.spec("REP-PROGRESS")
-def test_cli_quiet_and_stdout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(
-        ["report", str(INPUT), "--out", str(tmp_path / "q"), "--bootstrap", "100", "--quiet"], capsys
-    )
-    assert code == 0 and err == ""
-    assert out == f"wrote {len(FILES)} files to {tmp_path / 'q'}; open {tmp_path / 'q' / 'report.html'}\n"
+def test_cli_quiet_and_stdout(drawn_report: DrawnReport) -> None:
+    # `prefixexec report tests/golden/report_input.jsonl --bootstrap 300 --seed 7 --quiet`, in this
+    # process, every figure drawn (conftest.py's session fixture, shared with the figure and page tests)
+    assert drawn_report.argv[1] == str(INPUT) and drawn_report.argv[-1] == "--quiet"
+    folder, out = drawn_report.folder, drawn_report.stdout
+    assert drawn_report.status == 0 and drawn_report.stderr == ""
+    assert out == f"wrote {len(FILES)} files to {folder}; open {folder / 'report.html'}\n"
 
 
 @pytest.mark.spec("REP-PROGRESS", "BOOT-DRAW")

@@ -4,20 +4,18 @@ from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 
 from prefixexec import read_records
-from prefixexec.cli import main
 from prefixexec.inference import evaluate
 from prefixexec.kernel.bootstrap import BootstrapSettings
 from prefixexec.report import Report, ReportOptions, build_report
 from prefixexec.report.figures import labels_figure, panel_titles, pec_figure, render
 
-from conftest import REPO
+from conftest import REPO, DrawnReport
 
 INPUT = REPO / "tests" / "golden" / "report_input.jsonl"
 BLOCKS = ["alpha / m1", "alpha / m2", "beta / m1"]
@@ -115,9 +113,10 @@ def test_labels_figure_stacks_counts() -> None:
 
 
 @pytest.mark.spec("REP-PEC-FIG", "REP-LABELS")
-def test_figure_files(tmp_path: Path) -> None:
-    out = tmp_path / "r"
-    assert main(["report", str(INPUT), "--out", str(out), "--bootstrap", "200", "--quiet"]) == 0
+def test_figure_files(drawn_report: DrawnReport) -> None:
+    # `prefixexec report tests/golden/report_input.jsonl --bootstrap 300 --seed 7 --quiet`
+    assert drawn_report.argv[1] == str(INPUT) and drawn_report.status == 0, drawn_report.stderr
+    out = drawn_report.folder
     for name in ("pec.png", "labels.png"):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     root = ET.fromstring((out / "pec.svg").read_bytes())
@@ -221,9 +220,11 @@ def test_label_shares() -> None:
 
 
 @pytest.mark.spec("REP-FIG-FILES")
-def test_every_figure_in_three_formats_reproducibly(tmp_path: Path) -> None:
-    out = tmp_path / "r"
-    assert main(["report", str(INPUT), "--out", str(out), "--bootstrap", "0", "--quiet"]) == 0
+def test_every_figure_in_three_formats_reproducibly(drawn_report: DrawnReport) -> None:
+    # The same report as test_figure_files (figures drawn without intervals: tests/test_report_drill.py
+    # and tests/test_hostile.py, through the command; labels_figure below).
+    assert drawn_report.argv[1] == str(INPUT) and drawn_report.status == 0, drawn_report.stderr
+    out = drawn_report.folder
     for stem in ("pec", "pec_elig", "labels"):
         png = (out / f"{stem}.png").read_bytes()
         assert png[:8] == b"\x89PNG\r\n\x1a\n"

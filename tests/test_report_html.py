@@ -15,9 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from prefixexec.cli import main
-
-from conftest import REPO
+from conftest import REPO, DrawnReport
 
 INPUT = REPO / "tests" / "golden" / "report_input.jsonl"
 
@@ -40,13 +38,11 @@ window.addEventListener('load', function () {
 </script>"""
 
 
-@pytest.fixture(scope="module")
-def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("html") / "r"
-    assert (
-        main(["report", str(INPUT), "--out", str(out), "--bootstrap", "300", "--seed", "7", "--quiet"]) == 0
-    )
-    return out / "report.html"
+@pytest.fixture
+def page(drawn_report: DrawnReport) -> Path:
+    # `prefixexec report tests/golden/report_input.jsonl --bootstrap 300 --seed 7 --quiet`
+    assert drawn_report.argv[1] == str(INPUT) and drawn_report.status == 0, drawn_report.stderr
+    return drawn_report.folder / "report.html"
 
 
 class Resources(HTMLParser):
