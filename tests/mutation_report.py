@@ -136,6 +136,15 @@ _add(U, killed("string_leaves_keep_their_key"), *ns("x_string_leaves", 1, 7, 8, 
 _add(U, equivalent(NO_TOOL_STATE), *ns("xǁTauSemanticsǁstep", 2, 3, 4, 5, 9, 10))
 _add(U, killed("taubench_monitor_observation"), *ns("xǁTauSemanticsǁstep", 32, 34))
 
+# --- inspect_logs ----------------------------------------------------------------------------
+N = "inspect_logs.semantics"
+_add(N, killed("no_tool_rule_verdicts_and_what_decided"), *ns("x__names", 5, 8, 9))
+_add(N, killed("no_tool_rule_verdicts_and_what_decided"), *ns("x_no_tool_rule", 3, 5, 6, 14, 27, 43))
+_add(N, killed("inspect_rules_see_type_and_message"), *ns("xǁInspectSemanticsǁerror_label", 3, 10))
+_add(N, equivalent(NO_TOOL_STATE), *ns("xǁInspectSemanticsǁstep", 2, 3, 4))
+_add(N, killed("inspect_parsing_error_is_said_once"), *ns("xǁInspectSemanticsǁstep", 31, 32, 33))
+_add(N, killed("inspect_reason_of_an_error_without_message"), *ns("xǁInspectSemanticsǁstep", 36, 38))
+
 
 def results(work: Path) -> dict[str, str]:
     """mutmut's status of every mutant: ``name -> status``."""

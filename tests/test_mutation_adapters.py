@@ -15,11 +15,13 @@ from typing import Any
 import pytest
 
 from prefixexec.adapters import AdapterOptions, chat, taubench
+from prefixexec.adapters import inspect_logs as il
 from prefixexec.adapters import toolsandbox as tsb
+from prefixexec.adapters.inspect_logs.semantics import InspectCall, InspectSemantics, NoToolRule, no_tool_rule
 from prefixexec.adapters.labels import load_label_rules
 from prefixexec.adapters.taubench.semantics import shorten, string_leaves
 from prefixexec.adapters.toolsandbox.semantics import INCOMPLETE_CODE
-from prefixexec.kernel import Label, PrefixMonitor, Rollout, ToolCall
+from prefixexec.kernel import Label, PrefixMonitor, Rejected, Rollout, ToolCall
 
 # --- chat (spec/adapters/chat.md) --------------------------------------------------------------
 
@@ -318,3 +320,83 @@ def test_taubench_monitor_observation() -> None:
         True,
         "second",
     )
+
+
+# --- inspect_logs (spec/adapters/inspect.md) ---------------------------------------------------
+
+
+@pytest.mark.spec("INS-NOTOOL", "INS-NOTOOL-UNKNOWN")
+def test_no_tool_rule_verdicts_and_what_decided() -> None:
+    # Each source of INS-NOTOOL, in order, with the text that says what decided (a bool verdict).
+    assert no_tool_rule(True, None, (), None) == NoToolRule(
+        True, "the sample's metadata.no_tool_allowed is true"
+    )
+    assert no_tool_rule(False, frozenset(), (), None) == NoToolRule(
+        False, "the sample's metadata.no_tool_allowed is false"
+    )
+    assert no_tool_rule(None, frozenset({"b", "a"}), ("x",), ()) == NoToolRule(
+        False, "the model was offered tools (a, b)"
+    )
+    assert no_tool_rule(None, frozenset(), ("x",), ()) == NoToolRule(
+        True, "every model event of the sample offered no tools"
+    )
+    assert no_tool_rule(None, None, ("f", "g"), ()) == NoToolRule(
+        False, "the sample has 2 tool messages (f, g) although it records no call: tools were in use"
+    )
+    # A use_tools step with tools whose names the log does not record.
+    assert no_tool_rule(None, None, (), ()) == NoToolRule(
+        False, "the plan's use_tools step gives the model tools (names not recorded)"
+    )
+    assert no_tool_rule(None, None, (), ("bash",)) == NoToolRule(
+        False, "the plan's use_tools step gives the model tools (bash)"
+    )
+    assert no_tool_rule(None, None, (), None).unknown
+
+
+def inspect_call(error_type: str | None, message: str | None, parse_error: str | None = None) -> InspectCall:
+    return InspectCall(ToolCall("f", {"path": "a.txt"}, "c1"), parse_error, None, True, error_type, message)
+
+
+@pytest.mark.spec("INS-EXEC")
+def test_inspect_reason_of_an_error_without_message() -> None:
+    # The text of a tool error is "<type>: <message>"; an empty message leaves "<type>:".
+    verdict = InspectSemantics().step(
+        (il.InspectSample((inspect_call("timeout", None),), NoToolRule(False, "")), 0), ToolCall("f")
+    )
+    assert verdict == Rejected((Label.STATE_CONSISTENCY,), "call 1 f (id c1): timeout:")
+
+
+@pytest.mark.spec("INS-EXEC", "INS-LABELS")
+def test_inspect_parsing_error_is_said_once() -> None:
+    # inspect records a call whose arguments did not parse twice: as its parse_error and as a
+    # "parsing" tool error with the same message. The reason says it once; a different message,
+    # or another error type, is a second text.
+    sample = il.InspectSample((inspect_call("parsing", "bad json", "bad json"),), NoToolRule(False, ""))
+    assert InspectSemantics().step((sample, 0), ToolCall("f")) == Rejected(
+        (Label.SCHEMA, Label.SCHEMA), "call 1 f (id c1): parse_error: bad json"
+    )
+    sample = il.InspectSample((inspect_call("parsing", "other", "bad json"),), NoToolRule(False, ""))
+    assert InspectSemantics().step((sample, 0), ToolCall("f")) == Rejected(
+        (Label.SCHEMA, Label.SCHEMA), "call 1 f (id c1): parse_error: bad json; parsing: other"
+    )
+    sample = il.InspectSample((inspect_call("timeout", "bad json", "bad json"),), NoToolRule(False, ""))
+    assert InspectSemantics().step((sample, 0), ToolCall("f")) == Rejected(
+        (Label.SCHEMA, Label.STATE_CONSISTENCY), "call 1 f (id c1): parse_error: bad json; timeout: bad json"
+    )
+
+
+@pytest.mark.spec("INS-LABEL-RULES")
+def test_inspect_rules_see_type_and_message(tmp_path: Path) -> None:
+    # Rules are tried on "<type>: <message>" with the message masked: an absent message is empty,
+    # an empty type stays empty.
+    path = tmp_path / "rules.toml"
+    path.write_text(
+        '[[inspect]]\npattern = "^timeout: $"\nlabel = "information"\n'
+        '[[inspect]]\npattern = "^: gone \u2039arg\u203a$"\nlabel = "dependency"\n',
+        encoding="utf-8",
+    )
+    semantics = InspectSemantics(load_label_rules(str(path), "inspect"))
+    assert semantics.error_label(inspect_call("timeout", None)) is Label.INFORMATION
+    assert semantics.error_label(inspect_call("timeout", "late")) is Label.STATE_CONSISTENCY
+    assert semantics.error_label(inspect_call("", "gone a.txt")) is Label.DEPENDENCY
+    assert semantics.error_label(inspect_call("", "gone b.txt")) is None
