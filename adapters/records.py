@@ -294,6 +294,23 @@ CHUNK_LINES = 1 << 14
 @cache
 def _fast() -> Any:
     """The msgspec decoder of a record line, an encoder, ``UNSET`` and the decoding errors."""
+    import msgspec
+
+    return (
+        _record_decoder(None, None, None),
+        msgspec.json.Encoder().encode,
+        msgspec.UNSET,
+        (msgspec.MsgspecError, ValueError, RecursionError),
+    )
+
+
+Names = tuple[str, ...] | None
+
+
+@cache
+def _record_decoder(datasets: Names, models: Names, methods: Names) -> Any:
+    """The msgspec decoder of a record line; ``datasets``, ``models``, ``methods``: the names
+    those fields may hold (a record with another name does not decode), or ``None``: any name."""
     from typing import Annotated, Literal
 
     import msgspec
@@ -305,6 +322,10 @@ def _fast() -> Any:
     LabelName = Literal["schema", "dependency", "precondition", "state_consistency", "information"]
     Labels = LabelName | Annotated[list[LabelName], Meta(min_length=1)]
     Amount = Annotated[int, Meta(ge=0)] | Annotated[float, Meta(ge=0)]
+
+    def name(known: Names) -> Any:
+        # A literal decodes to the same string object each time (no new string per record).
+        return NonEmpty if known is None else Literal[known]
 
     # defstruct, not class statements: this module's annotations are strings (PEP 563).
     def struct(name: str, fields: list[tuple[str, Any] | tuple[str, Any, Any]]) -> Any:
@@ -334,10 +355,10 @@ def _fast() -> Any:
     record = struct(
         "FastRecord",
         [
-            ("dataset", NonEmpty),
+            ("dataset", name(datasets)),
             ("task_id", NonEmpty | Annotated[int, Meta(ge=MIN_INT_ID, le=MAX_INT_ID)]),
-            ("model", NonEmpty),
-            ("method", NonEmpty),
+            ("model", name(models)),
+            ("method", name(methods)),
             ("success", bool),
             ("trial", Annotated[int, Meta(ge=0, le=MAX_TRIAL)] | UnsetType, UNSET),
             ("actions", list[action] | UnsetType, UNSET),  # type: ignore[valid-type]  # runtime struct
@@ -347,8 +368,50 @@ def _fast() -> Any:
             ("meta", dict[str, Any] | UnsetType, UNSET),
         ],
     )
-    decoder = msgspec.json.Decoder(record)
-    return decoder, msgspec.json.Encoder().encode, UNSET, (msgspec.MsgspecError, ValueError, RecursionError)
+    return msgspec.json.Decoder(record)
+
+
+#: Distinct names a field may take before the block reader decodes it as any text.
+LITERAL_NAMES = 64
+
+
+class _BlockDecoder:
+    """Decodes blocks of record lines; the dataset, model and method names seen so far are
+    decoded as literals (no string made per record: a file holds few of them). A block with
+    another name is decoded again by the decoder of any name, which decides as always; its
+    names are then learnt (up to :data:`LITERAL_NAMES` a field)."""
+
+    FIELDS = ("dataset", "model", "method")
+
+    def __init__(self) -> None:
+        self.known: list[dict[str, None] | None] = [{}, {}, {}]
+        self.typed: Any = None
+
+    def decode(self, block: bytes) -> list[Any] | None:
+        if self.typed is not None:
+            decoded = _decode_block(block, self.typed.decode_lines)
+            if decoded is not None:
+                return decoded
+        decoded = _decode_block(block, _fast()[0].decode_lines)
+        if decoded is not None:
+            self._learn(decoded)
+        return decoded
+
+    def _learn(self, decoded: list[Any]) -> None:
+        changed = False
+        for i, field in enumerate(self.FIELDS):
+            known = self.known[i]
+            if known is None:
+                continue
+            for value in dict.fromkeys(map(operator.attrgetter(field), decoded)):
+                if value not in known:
+                    known[value] = None
+                    changed = True
+            if len(known) > LITERAL_NAMES:
+                self.known[i] = None
+        if changed:
+            names = [None if known is None else tuple(known) for known in self.known]
+            self.typed = None if names == [None, None, None] else _record_decoder(*names)
 
 
 def _fast_lines() -> tuple[Callable[[bytes], list[Any]], Callable[[Any], bytes], tuple[type[Exception], ...]]:
@@ -413,10 +476,13 @@ def _count(data: bytes, byte: bytes) -> int:
     return int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) == ord(byte)))
 
 
-def _decode_block(block: bytes) -> list[Any] | None:
+def _decode_block(block: bytes, decode_lines: Callable[[bytes], list[Any]] | None = None) -> list[Any] | None:
     """The typed records of the non-blank lines of ``block`` (UTF-8, ``\\n``-separated), or
-    ``None`` when one does not decode; repeated keys are not checked here (:func:`_block_keys_unique`)."""
-    decode_lines, _, errors = _fast_lines()
+    ``None`` when one does not decode (``decode_lines``: a decoder's, by default the one of any
+    name); repeated keys are not checked here (:func:`_block_keys_unique`)."""
+    errors = _fast()[3]
+    if decode_lines is None:
+        decode_lines = _fast()[0].decode_lines
     with _collector_paused():
         try:
             decoded: list[Any] = decode_lines(block)
@@ -441,24 +507,21 @@ def _colons(values: list[Any]) -> int:
         return "".join([x for x in values if x.__class__ is str]).count(":")
 
 
-def _outcome_keys_unique(
-    block: bytes, decoded: list[Any], names: list[list[Any]], reasons: list[str], members: int
-) -> bool:
-    """Whether no object of ``block`` repeats a key, for records with an outcome and no actions:
-    ``names`` are their dataset, model, method and task_id columns, ``reasons`` the outcome
-    reasons given, ``members`` the number of members these records hold without the optional
-    ones this does not count (no_tool_allowed, cost, meta).
+def _only_counted_members(block: bytes, names: list[list[Any]], reasons: list[str], members: int) -> bool:
+    """Whether the records of ``block`` (with an outcome) hold exactly ``members`` members, no
+    key repeated: ``names`` are their dataset, model, method and task_id columns, ``reasons``
+    the outcome reasons given, ``members`` the members counted from the decoded records without
+    the ones this does not count (actions, no_tool_allowed, cost, meta).
 
     Without a backslash in the text every string is written as it is decoded: the text's ':'
     are one per member written plus those inside strings, so at least ``members`` plus those
-    inside the decoded names and reasons, exactly when no key repeats and no other member is
-    given. Otherwise the re-encoded records decide (:func:`_block_keys_unique`).
+    inside the decoded names and reasons; exactly that many when no key repeats and no
+    uncounted member is given. ``False`` when that is not shown.
     """
-    if b"\\" not in block:
-        inside = sum(map(_colons, names)) + _colons(reasons)
-        if _count(block, b":") == members + inside:
-            return True
-    return _block_keys_unique(block, decoded)
+    if b"\\" in block:
+        return False
+    inside = sum(map(_colons, names)) + _colons(reasons)
+    return _count(block, b":") == members + inside
 
 
 class _collector_paused:
@@ -570,12 +633,15 @@ _LABEL = operator.attrgetter("label")
 _REASON = operator.attrgetter("reason")
 
 
-def _label_codes(labels: list[Any], unset: Any) -> IntArray:
-    """Kernel label codes (-1 for none) of label fields: a name, a list of names or unset."""
+def _label_codes(outcomes: list[Any], unset: Any) -> IntArray:
+    """Kernel label codes (-1 for none) of the outcomes' label fields: a name, a list of names
+    or unset."""
     lookup = {**_LABEL_RANK, unset: NO_LABEL_CODE}
     try:
-        return np.fromiter(map(lookup.__getitem__, labels), dtype=np.int64, count=len(labels))
+        codes = map(lookup.__getitem__, map(_LABEL, outcomes))
+        return np.fromiter(codes, dtype=np.int64, count=len(outcomes))
     except TypeError:  # a list of names
+        labels = list(map(_LABEL, outcomes))
         return np.array(
             [lookup[x] if x.__class__ is str or x is unset else _label_code(x) for x in labels],
             dtype=np.int64,
@@ -637,10 +703,8 @@ class _Rows:
             label = np.array(columns[2], dtype=np.int64)
             reason = np.array(columns[3], dtype=np.bool_)
         else:
-            if list(map(_ACTIONS, decoded)).count(unset) != n:
-                return False  # both actions and an outcome
             fed = np.fromiter(map(_FED, outcomes), dtype=np.int64, count=n)
-            label = _label_codes(list(map(_LABEL, outcomes)), unset)
+            label = _label_codes(outcomes, unset)
             reasons = list(map(_REASON, outcomes))
             unset_reasons = reasons.count(unset)
             if unset_reasons == n:
@@ -651,8 +715,12 @@ class _Rows:
             # Members: dataset, task_id, model, method, success, outcome, T, fed; and the ones given.
             labels = int(np.count_nonzero(label != NO_LABEL_CODE))
             members = 8 * n + (n - unset_trials) + labels + (n - unset_reasons)
-            if block is not None and not _outcome_keys_unique(block, decoded, names, reasons, members):
-                return False
+            # Counted exactly: no key repeats and no other member (no actions) is given.
+            if block is None or not _only_counted_members(block, names, reasons, members):
+                if list(map(_ACTIONS, decoded)).count(unset) != n:
+                    return False  # both actions and an outcome
+                if block is not None and not _block_keys_unique(block, decoded):
+                    return False
         if unset_trials == n:
             trial = np.zeros(n, dtype=np.int64)
         elif unset_trials == 0:
@@ -880,10 +948,11 @@ def record_chunks(
                 raise UnicodeDecodeError("utf-8", b"", 0, 0, "not UTF-8")
             rows = _Rows()
             numbers: list[int] = []
+            decoder = _BlockDecoder()
             for first, block, breaks in _blocks(path, block_bytes):
                 if not numbers:
                     start = first
-                decoded = _decode_block(block)
+                decoded = decoder.decode(block)
                 lines = None if decoded is None else _block_numbers(first, block, breaks, len(decoded))
                 if decoded is None or lines is None or not rows.add(decoded, block):
                     break

@@ -401,3 +401,51 @@ def test_block_reader_finds_a_repeated_key_among_outcome_records(tmp_path: Path,
             fault = (error.where, error.what)
     assert rows == len(good)
     assert fault is not None and fault[0] == f"{path}:{len(good) + 1}" and "appears twice" in fault[1]
+
+
+@pytest.mark.spec("REC-FORMAT", "REC-ERRORS")
+@pytest.mark.parametrize("bad_at", [None, 150])
+def test_block_reader_learns_names_and_reads_any_number_of_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bad_at: int | None
+) -> None:
+    """Dataset, model and method names are decoded as the names seen so far; a block with a new
+    one (here every few lines, 200 models in all: more than the reader keeps) is read as any
+    other, and a bad record among them is still the reference's first fault."""
+    from prefixexec.adapters import records
+    from prefixexec.adapters.records import LITERAL_NAMES
+
+    if bad_at is None:  # valid records: the block reader reads them all, none is handed over
+        monkeypatch.setattr(records, "_line_record_chunks", None)
+
+    lines = []
+    for i in range(400):
+        record: dict[str, Any] = {
+            "dataset": f"d{i % 3}",
+            "task_id": f"t{i}",
+            "model": f"m{i // 2}",
+            "method": "x" if i % 7 else "y:z",
+            "success": i % 2 == 0,
+            "outcome": {"T": 2, "fed": 1 + i % 3},
+        }
+        if i == bad_at:
+            record["outcome"] = {"T": 2, "fed": 4}
+        lines.append(json.dumps(record) + "\n")
+    assert len({json.loads(x)["model"] for x in lines}) > LITERAL_NAMES
+    path = tmp_path / "r.jsonl"
+    path.write_text("".join(lines), encoding="utf-8")
+    want, want_fault = _reader_result(lambda: legacy_iter_lines(str(path), open_lines(str(path))))
+    places: list[str] = []
+    rows: list[RolloutArrays] = []
+    fault = None
+    for arrays, wheres, error in record_chunks(str(path), 64, 300):
+        rows.append(arrays)
+        places.extend(wheres[i] for i in range(len(wheres)))
+        if error is not None:
+            fault = (error.where, error.what)
+    assert fault == want_fault
+    assert places == [w for w, _ in want]
+    expected = RolloutArrays.from_rollouts([r for _, r in want])
+    assert [a.key(i) for a in rows for i in range(len(a))] == [expected.key(i) for i in range(len(expected))]
+    for column in ("T", "fed", "Y", "label"):
+        joined = np.concatenate([getattr(a, column) for a in rows])
+        assert joined.tolist() == getattr(expected, column).tolist(), column
