@@ -8,6 +8,7 @@ already replayed ``outcome``. Reading validates everything before anything is sc
 from __future__ import annotations
 
 import codecs
+import functools
 import gc
 import json
 import operator
@@ -307,10 +308,11 @@ def _fast() -> Any:
 Names = tuple[str, ...] | None
 
 
-@cache
-def _record_decoder(datasets: Names, models: Names, methods: Names) -> Any:
-    """The msgspec decoder of a record line; ``datasets``, ``models``, ``methods``: the names
-    those fields may hold (a record with another name does not decode), or ``None``: any name."""
+@functools.lru_cache(maxsize=16)
+def _record_decoder(datasets: Names, models: Names, methods: Names, tasks: Names = None) -> Any:
+    """The msgspec decoder of a record line; ``datasets``, ``models``, ``methods``, ``tasks``:
+    the names those fields may hold (a record with another name does not decode; an integer
+    task id always does), or ``None``: any name."""
     from typing import Annotated, Literal
 
     import msgspec
@@ -356,7 +358,7 @@ def _record_decoder(datasets: Names, models: Names, methods: Names) -> Any:
         "FastRecord",
         [
             ("dataset", name(datasets)),
-            ("task_id", NonEmpty | Annotated[int, Meta(ge=MIN_INT_ID, le=MAX_INT_ID)]),
+            ("task_id", name(tasks) | Annotated[int, Meta(ge=MIN_INT_ID, le=MAX_INT_ID)]),
             ("model", name(models)),
             ("method", name(methods)),
             ("success", bool),
@@ -371,8 +373,10 @@ def _record_decoder(datasets: Names, models: Names, methods: Names) -> Any:
     return msgspec.json.Decoder(record)
 
 
-#: Distinct names a field may take before the block reader decodes it as any text.
+#: Distinct names a field may take before the block reader decodes it as any text (dataset,
+#: model, method; task_id).
 LITERAL_NAMES = 64
+LITERAL_TASKS = 4096
 
 
 class _BlockDecoder:
@@ -381,10 +385,10 @@ class _BlockDecoder:
     another name is decoded again by the decoder of any name, which decides as always; its
     names are then learnt (up to :data:`LITERAL_NAMES` a field)."""
 
-    FIELDS = ("dataset", "model", "method")
+    FIELDS = ("dataset", "model", "method", "task_id")
 
     def __init__(self) -> None:
-        self.known: list[dict[str, None] | None] = [{}, {}, {}]
+        self.known: list[dict[str, None] | None] = [{}, {}, {}, {}]
         self.typed: Any = None
 
     def decode(self, block: bytes) -> list[Any] | None:
@@ -399,19 +403,20 @@ class _BlockDecoder:
 
     def _learn(self, decoded: list[Any]) -> None:
         changed = False
+        limits = (LITERAL_NAMES, LITERAL_NAMES, LITERAL_NAMES, LITERAL_TASKS)
         for i, field in enumerate(self.FIELDS):
             known = self.known[i]
             if known is None:
                 continue
             for value in dict.fromkeys(map(operator.attrgetter(field), decoded)):
-                if value not in known:
+                if value not in known and value.__class__ is str:
                     known[value] = None
                     changed = True
-            if len(known) > LITERAL_NAMES:
+            if len(known) > limits[i]:
                 self.known[i] = None
         if changed:
-            names = [None if known is None else tuple(known) for known in self.known]
-            self.typed = None if names == [None, None, None] else _record_decoder(*names)
+            names = [None if known is None else tuple(known) or None for known in self.known]
+            self.typed = None if names == [None] * len(names) else _record_decoder(*names)
 
 
 def _fast_lines() -> tuple[Callable[[bytes], list[Any]], Callable[[Any], bytes], tuple[type[Exception], ...]]:

@@ -13,7 +13,8 @@ For each file, in one run, alternating ``--repeat`` times (best of each is compa
   every condition, i.e. what ``prefixexec score --bootstrap 0`` does before printing
   (validation of every line, replay of the actions, streaming accumulators);
 
-and prints rows per second of each and the ratio prefixexec / floor. ``--reference N`` also
+and prints rows per second of each and the ratio prefixexec / floor (wall time, best of
+``--repeat``; and the same ratio of CPU time, steadier on a busy machine). ``--reference N`` also
 times the reference reader (strict ``json`` + ``jsonschema`` per line, the reader before the
 fast path) on the first N lines of each file, for the speed-up.
 
@@ -87,19 +88,25 @@ def write(path: Path, rows: int, line: Callable[[int, random.Random], str]) -> N
             out.write(line(i, rng) + "\n")
 
 
+#: CPU time (this process, user + system) of each :func:`floor` and :func:`ours` run, in order.
+CPU: dict[str, list[float]] = {"floor": [], "ours": []}
+
+
 def floor(path: Path) -> float:
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     with path.open(encoding="utf-8") as handle:
         for line in handle:
             orjson.loads(line)
+    CPU["floor"].append(time.process_time() - cpu)
     return time.perf_counter() - start
 
 
 def ours(path: Path) -> float:
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     state = accumulate_input("records", [str(path)], AdapterOptions())
     for _, acc in state.items:
         acc.metrics()
+    CPU["ours"].append(time.process_time() - cpu)
     return time.perf_counter() - start
 
 
@@ -128,6 +135,8 @@ def main() -> None:
             write(path, args.rows, line)
             size = path.stat().st_size
             floors, mine = [], []
+            CPU["floor"].clear()
+            CPU["ours"].clear()
             for _ in range(args.repeat):
                 floors.append(floor(path))
                 mine.append(ours(path))
@@ -138,7 +147,9 @@ def main() -> None:
                 f"prefixexec score --bootstrap 0 {m:.2f} s ({args.rows / m:,.0f} rows/s, target "
                 f"{target:,}); ratio {m / f:.2f}x (target <= 2.5x) "
                 f"[runs: orjson {', '.join(f'{x:.2f}' for x in floors)}; "
-                f"prefixexec {', '.join(f'{x:.2f}' for x in mine)}]"
+                f"prefixexec {', '.join(f'{x:.2f}' for x in mine)}]; "
+                f"CPU best {min(CPU['ours']):.2f} s / {min(CPU['floor']):.2f} s = "
+                f"{min(CPU['ours']) / min(CPU['floor']):.2f}x"
             )
             if args.reference:
                 n = min(args.reference, args.rows)

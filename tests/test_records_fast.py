@@ -405,15 +405,18 @@ def test_block_reader_finds_a_repeated_key_among_outcome_records(tmp_path: Path,
 
 @pytest.mark.spec("REC-FORMAT", "REC-ERRORS")
 @pytest.mark.parametrize("bad_at", [None, 150])
+@pytest.mark.parametrize("task_limit", [4096, 100])
 def test_block_reader_learns_names_and_reads_any_number_of_them(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bad_at: int | None
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bad_at: int | None, task_limit: int
 ) -> None:
-    """Dataset, model and method names are decoded as the names seen so far; a block with a new
-    one (here every few lines, 200 models in all: more than the reader keeps) is read as any
-    other, and a bad record among them is still the reference's first fault."""
+    """Dataset, model, method and task names are decoded as the names seen so far; a block with
+    a new one (here every few lines, 200 models in all: more than the reader keeps; 400 task
+    ids, more than 100) is read as any other, and a bad record among them is still the
+    reference's first fault."""
     from prefixexec.adapters import records
     from prefixexec.adapters.records import LITERAL_NAMES
 
+    monkeypatch.setattr(records, "LITERAL_TASKS", task_limit)
     if bad_at is None:  # valid records: the block reader reads them all, none is handed over
         monkeypatch.setattr(records, "_line_record_chunks", None)
 
@@ -421,7 +424,7 @@ def test_block_reader_learns_names_and_reads_any_number_of_them(
     for i in range(400):
         record: dict[str, Any] = {
             "dataset": f"d{i % 3}",
-            "task_id": f"t{i}",
+            "task_id": f"t{i}" if i % 5 else i,
             "model": f"m{i // 2}",
             "method": "x" if i % 7 else "y:z",
             "success": i % 2 == 0,
