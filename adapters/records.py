@@ -380,18 +380,24 @@ LITERAL_TASKS = 4096
 
 
 class _BlockDecoder:
-    """Decodes blocks of record lines; the dataset, model and method names seen so far are
-    decoded as literals (no string made per record: a file holds few of them). A block with
-    another name is decoded again by the decoder of any name, which decides as always; its
-    names are then learnt (up to :data:`LITERAL_NAMES` a field)."""
+    """Decodes blocks of record lines; the dataset, model, method and task names seen so far
+    are decoded as literals (no string made per record: a file holds few of them, each on many
+    lines). A block with another name is decoded again by the decoder of any name, which
+    decides as always; its names are then learnt, for the next blocks (up to
+    :data:`LITERAL_NAMES` a field, :data:`LITERAL_TASKS` task ids)."""
 
     FIELDS = ("dataset", "model", "method", "task_id")
 
     def __init__(self) -> None:
         self.known: list[dict[str, None] | None] = [{}, {}, {}, {}]
         self.typed: Any = None
+        self.learnt = False  # names learnt since the decoder was made (made for the next block)
 
     def decode(self, block: bytes) -> list[Any] | None:
+        if self.learnt:
+            names = [None if known is None else tuple(known) or None for known in self.known]
+            self.typed = None if names == [None] * len(names) else _record_decoder(*names)
+            self.learnt = False
         if self.typed is not None:
             decoded = _decode_block(block, self.typed.decode_lines)
             if decoded is not None:
@@ -402,7 +408,6 @@ class _BlockDecoder:
         return decoded
 
     def _learn(self, decoded: list[Any]) -> None:
-        changed = False
         limits = (LITERAL_NAMES, LITERAL_NAMES, LITERAL_NAMES, LITERAL_TASKS)
         for i, field in enumerate(self.FIELDS):
             known = self.known[i]
@@ -411,12 +416,9 @@ class _BlockDecoder:
             for value in dict.fromkeys(map(operator.attrgetter(field), decoded)):
                 if value not in known and value.__class__ is str:
                     known[value] = None
-                    changed = True
+                    self.learnt = True
             if len(known) > limits[i]:
                 self.known[i] = None
-        if changed:
-            names = [None if known is None else tuple(known) or None for known in self.known]
-            self.typed = None if names == [None] * len(names) else _record_decoder(*names)
 
 
 def _fast_lines() -> tuple[Callable[[bytes], list[Any]], Callable[[Any], bytes], tuple[type[Exception], ...]]:
