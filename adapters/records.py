@@ -280,7 +280,9 @@ def _checked_rollout(where: str, record: Any, validator: Any) -> Rollout:
 # A chunk of lines is decoded with msgspec into typed structs that encode the JSON Schema's
 # constraints (types, lengths, minimums, enums, no unknown keys, no null for an absent field).
 # msgspec keeps the last of two equal keys, so the chunk's keys are counted in the text and in
-# the re-encoded structs: any repeat makes the counts differ. Cross-field rules (exactly one of
+# the re-encoded structs: any repeat makes the counts differ (the block reader counts a block of
+# outcome records from the decoded values instead, :func:`_only_counted_members`, and decodes the
+# names seen so far as literals, :class:`_BlockDecoder`). Cross-field rules (exactly one of
 # actions/outcome, FED range, no label with FED = T + 1, no label on an executable action) are
 # checked on the decoded values. A chunk with anything the fast path cannot vouch for (any
 # rejected line, an integral float such as ``2.0`` in an integer field, a number beyond 64 bits,
