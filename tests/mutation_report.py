@@ -145,6 +145,27 @@ _add(N, equivalent(NO_TOOL_STATE), *ns("xǁInspectSemanticsǁstep", 2, 3, 4))
 _add(N, killed("inspect_parsing_error_is_said_once"), *ns("xǁInspectSemanticsǁstep", 31, 32, 33))
 _add(N, killed("inspect_reason_of_an_error_without_message"), *ns("xǁInspectSemanticsǁstep", 36, 38))
 
+# --- labels ----------------------------------------------------------------------------------
+L = "labels"
+_add(
+    L,
+    killed("bad_rule_files_name_the_file_and_the_fault"),
+    *ns("x__rule", 2, 3, 4, 5, 14, 29, 36, 41, 44),
+    *ns("x_load_label_rules", 39, 45, 52, 59, 60, 67, 68, 70),
+)
+_add(
+    L,
+    killed("unreadable_rule_files_name_the_file"),
+    *ns("x_file_digest", 3, 4, 5, 6, 7),
+    *ns("x_load_label_rules", 3, 7, 8, 10, 13, 14, 15, 16, 17, 23, 24, 25, 26, 27, 28, 29),
+)
+_add(
+    L,
+    equivalent("Python's codec names are case-insensitive: 'UTF-8' is 'utf-8'"),
+    *ns("x_load_label_rules", 22),
+)
+_add(L, killed("masking_is_by_length_not_by_text"), *ns("x_mask_arguments", 3, 6))
+
 
 def results(work: Path) -> dict[str, str]:
     """mutmut's status of every mutant: ``name -> status``."""

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from prefixexec.adapters import AdapterOptions, chat, taubench
+from prefixexec.adapters import AdapterOptions, InputError, chat, taubench
 from prefixexec.adapters import inspect_logs as il
 from prefixexec.adapters import toolsandbox as tsb
 from prefixexec.adapters.inspect_logs.semantics import InspectCall, InspectSemantics, NoToolRule, no_tool_rule
-from prefixexec.adapters.labels import load_label_rules
+from prefixexec.adapters.labels import MASK, file_digest, load_label_rules, mask_arguments
 from prefixexec.adapters.taubench.semantics import shorten, string_leaves
 from prefixexec.adapters.toolsandbox.semantics import INCOMPLETE_CODE
 from prefixexec.kernel import Label, PrefixMonitor, Rejected, Rollout, ToolCall
@@ -400,3 +400,80 @@ def test_inspect_rules_see_type_and_message(tmp_path: Path) -> None:
     assert semantics.error_label(inspect_call("timeout", "late")) is Label.STATE_CONSISTENCY
     assert semantics.error_label(inspect_call("", "gone a.txt")) is Label.DEPENDENCY
     assert semantics.error_label(inspect_call("", "gone b.txt")) is None
+
+
+# --- adapters/labels.py (spec/adapters/labels.md) ----------------------------------------------
+
+#: The labels in CONV-LABEL-ORDER (spec/conventions: schema, dependency, precondition,
+#: state_consistency, information), as the error about a bad 'label' lists them.
+LABEL_NAMES = "schema, dependency, precondition, state_consistency, information"
+
+
+@pytest.mark.spec("LABEL-RULES")
+@pytest.mark.parametrize(
+    ("text", "what"),
+    [
+        ("chat = [1]\n", "chat rule 1: must be a table with 'pattern' and 'label'"),
+        (
+            '[[chat]]\npattern = "x"\nlabel = "schema"\nwhy = 1\n',
+            "chat rule 1: unknown key 'why' (a rule has 'pattern' and 'label')",
+        ),
+        ('[[chat]]\npattern = ""\nlabel = "schema"\n', "chat rule 1: 'pattern' must be a non-empty string"),
+        (
+            '[[chat]]\npattern = "x"\nlabel = "schema"\n[[chat]]\npattern = "y"\nlabel = "syntax"\n',
+            f"chat rule 2: 'label' must be one of {LABEL_NAMES}: 'syntax'",
+        ),
+        (
+            '[[chat]]\npattern = "("\nlabel = "schema"\n',
+            "chat rule 1: 'pattern' is not a valid regular expression: "
+            "missing ), unterminated subpattern at position 0",
+        ),
+        (
+            '[[nope]]\npattern = "x"\nlabel = "schema"\n',
+            "unknown adapter 'nope' in the label rules (known: chat, inspect, taubench, toolsandbox)",
+        ),
+        ("chat = 3\n", "[chat] must be an array of tables ([[chat]]), one per rule"),
+        (
+            '[[taubench]]\npattern = "x"\nlabel = "schema"\n',
+            "the label rules hold no rule for the chat adapter",
+        ),
+    ],
+)
+def test_bad_rule_files_name_the_file_and_the_fault(tmp_path: Path, text: str, what: str) -> None:
+    # Bad input: an InputError naming the file and what is wrong (the quality bar's rule).
+    path = tmp_path / "rules.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        load_label_rules(str(path), "chat")
+    assert (caught.value.where, caught.value.what) == (str(path), what)
+
+
+@pytest.mark.spec("LABEL-RULES")
+def test_unreadable_rule_files_name_the_file(tmp_path: Path) -> None:
+    missing = str(tmp_path / "absent.toml")
+    for read in (lambda p: load_label_rules(p, "chat"), file_digest):
+        with pytest.raises(InputError) as caught:
+            read(missing)
+        assert (caught.value.where, caught.value.what) == (
+            missing,
+            "cannot read the label rules: No such file or directory",
+        )
+    path = tmp_path / "latin1.toml"
+    path.write_bytes('[[chat]]\npattern = "caf\xe9"\nlabel = "schema"\n'.encode("latin-1"))
+    with pytest.raises(InputError) as caught:
+        load_label_rules(str(path), "chat")
+    assert (caught.value.where, caught.value.what) == (str(path), "label rules are not UTF-8 text")
+    with pytest.raises(InputError) as caught:
+        load_label_rules(str(path), "bfcl")
+    assert (caught.value.where, caught.value.what) == (
+        "--label-rules",
+        "the bfcl adapter does not label calls from message text "
+        "(label rules apply to: chat, inspect, taubench, toolsandbox)",
+    )
+
+
+@pytest.mark.spec("LABEL-MASK")
+def test_masking_is_by_length_not_by_text() -> None:
+    # "masked longest first": "a b" is masked whole although "b" sorts after it as text.
+    assert mask_arguments("see a b", {"x": "b", "y": "a b"}) == f"see {MASK}"
+    assert mask_arguments("see a b", {"y": "a b", "x": "b"}) == f"see {MASK}"
