@@ -14,7 +14,7 @@ the children's environment, and the first, untimed run writes the cache): an ins
 comes with its bytecode, so compiling changed source files is not start-up. Wall time on a busy
 machine varies; the children's CPU time (user + system) is printed too, best of ``--repeat``.
 
-Usage: python benchmarks/startup.py [--repeat 7] [--sample 20] [--skip-conformance]
+Usage: python benchmarks/startup.py [--repeat 15] [--sample 20] [--skip-conformance]
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def cpu_note() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--sample", type=int, default=20, help="vectors run with --subprocess")
     parser.add_argument("--skip-conformance", action="store_true")
     args = parser.parse_args()
