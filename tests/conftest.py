@@ -12,16 +12,23 @@ the tests that use one of the session-scoped fixtures below into one ``xdist_gro
 and the tests of a module that share one of its module-scoped fixtures (a report folder, a
 browser page, an inspect run, a built binary) into one group per module, so such a fixture is
 made once, on one worker, instead of once on every worker that happens to receive one of its
-tests.
+tests. xdist's own ``loadgroup`` cannot see these groups under pytest 9 (it appends the group to
+``item._nodeid``, which pytest 9 no longer reads), so :class:`FixtureGroups` schedules them: the
+workers write each grouped test's node id and group to a file the controller names, and the
+controller's scheduler hands each group to one worker as one unit (largest first), every other
+test one by one.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import os
+import tempfile
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -39,10 +46,46 @@ REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 
 
+#: The file in which xdist workers tell the controller the groups (set by the controller).
+GROUPS_FILE = "PREFIXEXEC_XDIST_GROUPS_FILE"
+
+
 def pytest_configure(config: pytest.Config) -> None:
     # pytest-xdist registers this marker too; registered here as well so that --strict-markers
     # accepts it when pytest runs without xdist (-p no:xdist).
     config.addinivalue_line("markers", "xdist_group(name): run these tests on the same xdist worker")
+    xdist = config.pluginmanager.hasplugin("xdist")  # the hook below is pytest-xdist's
+    controller = xdist and not os.environ.get("PYTEST_XDIST_WORKER")
+    if controller and config.getoption("dist", "no") == "loadgroup":
+        fd, path = tempfile.mkstemp(prefix="prefixexec-xdist-groups-", suffix=".json")
+        os.close(fd)
+        os.environ[GROUPS_FILE] = path  # the workers, started after this, inherit it
+        config.add_cleanup(lambda: (os.environ.pop(GROUPS_FILE, None), os.unlink(path)))
+        config.pluginmanager.register(FixtureGroups(Path(path)), "prefixexec-fixture-groups")
+
+
+class FixtureGroups:
+    """A pytest-xdist scheduler factory: the groups of :func:`pytest_collection_modifyitems`."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        from xdist.scheduler import LoadScopeScheduling
+
+        path = self.path
+
+        class Scheduler(LoadScopeScheduling):  # type: ignore[misc]  # xdist ships no type for it
+            groups: dict[str, str] | None = None
+
+            def _split_scope(self, nodeid: str) -> str:
+                # Called once the workers have collected (and so written the file).
+                if self.groups is None:
+                    text = path.read_text(encoding="utf-8")
+                    self.groups = json.loads(text) if text else {}
+                return self.groups.get(nodeid, nodeid)
+
+        return Scheduler(config, log)
 
 
 #: Session-scoped fixtures of this file whose tests run on one xdist worker (one group each).
@@ -67,6 +110,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if defs and defs[-1].scope == "module" and defs[-1].baseid == module:
                 item.add_marker(pytest.mark.xdist_group(module))
                 break
+    target = os.environ.get(GROUPS_FILE)
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if target and worker:
+        groups = {}
+        for item in items:
+            mark = item.get_closest_marker("xdist_group")
+            if mark is not None:
+                groups[item.nodeid] = str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+        # Every worker writes the same content; each writes its own file and renames it into place.
+        mine = Path(f"{target}.{worker}")
+        mine.write_text(json.dumps(groups, sort_keys=True), encoding="utf-8")
+        os.replace(mine, target)
 
 
 @dataclass(frozen=True)
