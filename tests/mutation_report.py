@@ -267,7 +267,7 @@ def main(argv: list[str]) -> int:
     status = results(work)
     counts = Counter(status.values())
     survivors = sorted(n for n, s in status.items() if s != "killed")
-    rows = []
+    rows: list[tuple[int, int, str]] = []
     verdict_count: Counter[str] = Counter()
     short = {n: n.removeprefix("prefixexec.adapters.") for n in survivors}
     for name in survivors:
@@ -277,7 +277,14 @@ def main(argv: list[str]) -> int:
         verdict_count[verdict] += 1
         line, old, new = show(work, name)
         why_cell = f"`tests/test_mutation_adapters.py -k {why}`" if verdict == KILLED else why
-        rows.append(f"| `{short[name]}` | {line} | {_cell(old)} | {_cell(new)} | {verdict} | {why_cell} |")
+        number = int(name.rpartition("_")[2])
+        rows.append(
+            (
+                line,
+                number,
+                f"| `{short[name]}` | {line} | {_cell(old)} | {_cell(new)} | {verdict} | {why_cell} |",
+            )
+        )
     checked = sum(v for k, v in counts.items() if k not in ("not checked", "skipped"))
     by_suite = counts["killed"]
     new = verdict_count[KILLED]
@@ -295,7 +302,7 @@ def main(argv: list[str]) -> int:
     print()
     print("| mutant (prefixexec.adapters.) | line | original | mutant | verdict | test / why |")
     print("| --- | --- | --- | --- | --- | --- |")
-    print("\n".join(rows))
+    print("\n".join(row for _, _, row in sorted(rows)))
     if len(argv) > 1 and argv[1] == "--confirm":
         to_check = [short[n] for n in survivors if VERDICTS.get(short[n], ("",))[0] == KILLED]
         confirmed = confirm(work, to_check)

@@ -17,6 +17,7 @@ import pytest
 from prefixexec.adapters import AdapterOptions, InputError, chat, taubench
 from prefixexec.adapters import inspect_logs as il
 from prefixexec.adapters import toolsandbox as tsb
+from prefixexec.adapters.bfcl import semantics as bfcl_semantics
 from prefixexec.adapters.inspect_logs.semantics import InspectCall, InspectSemantics, NoToolRule, no_tool_rule
 from prefixexec.adapters.labels import MASK, file_digest, load_label_rules, mask_arguments
 from prefixexec.adapters.taubench.semantics import shorten, string_leaves
@@ -477,3 +478,28 @@ def test_masking_is_by_length_not_by_text() -> None:
     # "masked longest first": "a b" is masked whole although "b" sorts after it as text.
     assert mask_arguments("see a b", {"x": "b", "y": "a b"}) == f"see {MASK}"
     assert mask_arguments("see a b", {"y": "a b", "x": "b"}) == f"see {MASK}"
+
+
+# --- bfcl (spec/adapters/bfcl.md) --------------------------------------------------------------
+
+
+@pytest.mark.spec("BFCL-MISS-PARAM")
+def test_bfcl_scalars_of_a_value() -> None:
+    # "some scalar of the value (a string, or a number, an integral float written as an integer;
+    # the items of lists and dicts; not booleans or None)".
+    value = ["a", 1, [2.0, 2.5, None], {"k": "b", "t": True, "f": False}, (3,)]
+    assert list(bfcl_semantics._atoms(value)) == ["a", "1", "2", "2.5", "b", "3"]
+    for nothing in (None, True, False, [], {}):
+        assert list(bfcl_semantics._atoms(nothing)) == []
+
+
+@pytest.mark.spec("BFCL-INFERENCE-ERROR")
+def test_bfcl_inference_error_message() -> None:
+    # "the result without its `Error during inference` prefix and the `:` after it".
+    message = bfcl_semantics.inference_error_message
+    assert message("Error during inference: Timeout") == "Timeout"
+    assert message("Error during inference:X-ray failed") == "X-ray failed"
+    assert message("Error during inference::Xyz") == "Xyz"
+    # Without the prefix the text is kept whole; an empty message keeps the result.
+    assert message("a crash reported in some other words") == "a crash reported in some other words"
+    assert message("Error during inference:") == "Error during inference:"
