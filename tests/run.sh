@@ -10,7 +10,12 @@
 # Speed: the installation is skipped when the virtual environment already holds it (a stamp
 # file records a hash of pyproject.toml, the pins below and the interpreter; any change
 # reinstalls), and mypy and the Coq proofs run while pytest runs (their output is printed
-# after pytest's; the script fails when any step fails).
+# after pytest's; the script fails when any step fails). mypy keeps its incremental cache in the
+# virtual environment (tests/mypy.sh) and proofs/check.sh skips compiling when its stamp shows
+# proofs/extracted/score was built and checked from the same inputs, so a second run redoes
+# neither; tests/test_extracted.py waits for (and reuses) check.sh's build instead of compiling
+# the proofs a second time. pytest-xdist runs with --dist loadgroup: tests/conftest.py keeps the
+# tests that share an expensive module- or session-scoped fixture on one worker.
 set -euo pipefail
 SECONDS=0
 step() { echo "== $1 (at ${SECONDS} s)"; }
