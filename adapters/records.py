@@ -561,12 +561,14 @@ class _Codes:
     def add(self, values: list[Any]) -> None:
         index = self.index
         n = len(values)
-        if n and values.count(values[0]) == n:  # one value (common: files are grouped by condition)
-            code = index.setdefault(values[0], len(index))
-            self.pieces.append(np.full(n, code, dtype=np.int64))
+        fresh = dict.fromkeys(values)
+        for value in fresh:  # the block's distinct values, in first-seen order
+            if value not in index:
+                index[value] = len(index)
+        if len(fresh) == 1:  # one value (common: files are grouped by condition)
+            self.pieces.append(np.full(n, index[values[0]], dtype=np.int64))
         else:
-            setdefault = index.setdefault
-            self.pieces.append(np.array([setdefault(v, len(index)) for v in values], dtype=np.int64))
+            self.pieces.append(np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=n))
         self.rows.append(values)
 
     def codes(self) -> IntArray:
@@ -718,6 +720,7 @@ class _Rows:
             unset_reasons = reasons.count(unset)
             if unset_reasons == n:
                 reason = np.zeros(n, dtype=np.bool_)
+                reasons = []
             else:
                 reason = np.array([x is not unset for x in reasons], dtype=np.bool_)
                 reasons = [x for x in reasons if x is not unset]
