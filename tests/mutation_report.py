@@ -166,6 +166,30 @@ _add(
 )
 _add(L, killed("masking_is_by_length_not_by_text"), *ns("x_mask_arguments", 3, 6))
 
+# --- bfcl ------------------------------------------------------------------------------------
+F = "bfcl.semantics"
+_add(F, killed("bfcl_scalars_of_a_value"), *ns("x__atoms", 2, 3))
+_add(
+    F,
+    equivalent(
+        "an empty atom never decides: withheld_parameters needs it unmentioned in the earlier "
+        "messages too (and an empty text is mentioned everywhere), information_fault skips atoms "
+        "without a letter or digit before it asks"
+    ),
+    *ns("x_mentions", 4),
+)
+_add(F, killed("bfcl_inference_error_message"), *ns("x_inference_error_message", 3, 8))
+_add(
+    F,
+    equivalent(
+        "task() fills `said` for every turn that withholds a parameter, and information_fault "
+        "returns before reading it for any other turn; task() is the only place a BfclTask is built"
+    ),
+    *ns("x_information_fault", 11, 13, 14),
+)
+_add(F, killed("bfcl_withheld_parameter_messages"), *ns("x_information_fault", 16, 17, 28, 29))
+_add(F, killed("bfcl_reason_shows_at_most_160"), *ns("x__shown", 4, 5, 6, 8, 9))
+
 
 def results(work: Path) -> dict[str, str]:
     """mutmut's status of every mutant: ``name -> status``."""

@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 
-from prefixexec.adapters import AdapterOptions, InputError, chat, taubench
+from prefixexec.adapters import AdapterOptions, InputError, bfcl, chat, taubench
 from prefixexec.adapters import inspect_logs as il
 from prefixexec.adapters import toolsandbox as tsb
 from prefixexec.adapters.bfcl import semantics as bfcl_semantics
+from prefixexec.adapters.bfcl.parse import ParsedCall
 from prefixexec.adapters.inspect_logs.semantics import InspectCall, InspectSemantics, NoToolRule, no_tool_rule
 from prefixexec.adapters.labels import MASK, file_digest, load_label_rules, mask_arguments
 from prefixexec.adapters.taubench.semantics import shorten, string_leaves
@@ -503,3 +504,36 @@ def test_bfcl_inference_error_message() -> None:
     # Without the prefix the text is kept whole; an empty message keeps the result.
     assert message("a crash reported in some other words") == "a crash reported in some other words"
     assert message("Error during inference:") == "Error during inference:"
+
+
+@pytest.mark.spec("BFCL-MISS-PARAM", "BFCL-REASON")
+def test_bfcl_withheld_parameter_messages() -> None:
+    # multi_turn_miss_param_2: turn 0 withholds touch's file_name, turn 1 supplies it (the data,
+    # as tests/test_bfcl_rules.py finds it). The message names both turns.
+    task = bfcl.task("multi_turn_miss_param_2")
+    assert dict(task.withheld) == {0: frozenset({("touch", "file_name")})}
+    fault = bfcl_semantics.information_fault
+    assert (
+        fault(task, "touch", {}, 0)
+        == "`touch` called without `file_name`, which turn 0 withholds and turn 1 supplies"
+    )
+    assert fault(task, "touch", {"file_name": "zzz_guess.txt"}, 0) == (
+        "`touch` called with file_name='zzz_guess.txt' before the user gives `file_name` "
+        "(turn 0 withholds it, turn 1 supplies it)"
+    )
+    # A value without letters or digits names nothing; another function is judged like any call.
+    assert fault(task, "touch", {"file_name": ".."}, 0) is None
+    assert fault(task, "cd", {}, 0) is None
+    assert fault(task, "touch", {}, 1) is None
+
+
+@pytest.mark.spec("BFCL-REASON")
+@pytest.mark.parametrize("size", [159, 160, 161, 300])
+def test_bfcl_reason_shows_at_most_160_characters_of_the_call(size: int) -> None:
+    # "the call as written (at most 160 characters)"; a longer call ends in "...".
+    text = "f(x='" + "a" * (size - 7) + "')"
+    assert len(text) == size
+    shown = bfcl_semantics._shown(ParsedCall("f", text=text))
+    assert shown == (text if size <= 160 else text[:157] + "...")
+    assert len(shown) == min(size, 160)
+    assert bfcl_semantics._shown(ParsedCall("f")) == "f(...)"
