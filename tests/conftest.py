@@ -9,8 +9,8 @@ first on the next run.
 
 pytest-xdist (tests/run.sh runs ``--dist loadgroup``): :func:`pytest_collection_modifyitems` puts
 the tests that use one of the session-scoped fixtures below into one ``xdist_group`` per fixture,
-and the tests of a module that share one of its module-scoped fixtures (a report folder, a
-browser page, an inspect run, a built binary) into one group per module, so such a fixture is
+and the tests of a module that share one of its own module- or session-scoped fixtures (a report
+folder, an inspect run, a built binary, a wheel) into one group per module, so such a fixture is
 made once, on one worker, instead of once on every worker that happens to receive one of its
 tests. xdist's own ``loadgroup`` cannot see these groups under pytest 9 (it appends the group to
 ``item._nodeid``, which pytest 9 no longer reads), so :class:`FixtureGroups` schedules them: the
@@ -107,7 +107,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         module = item.nodeid.split("::", 1)[0]
         for name in item.fixturenames:
             defs = info.name2fixturedefs.get(name)
-            if defs and defs[-1].scope == "module" and defs[-1].baseid == module:
+            if defs and defs[-1].scope in ("module", "session") and defs[-1].baseid == module:
                 item.add_marker(pytest.mark.xdist_group(module))
                 break
     target = os.environ.get(GROUPS_FILE)
