@@ -5,7 +5,8 @@
 # Usage: bash tests/run.sh [extra pytest arguments]
 #
 # Environment: PREFIXEXEC_TEST_VENV (default .venv-test), PREFIXEXEC_TEST_WORKERS (pytest-xdist
-# workers, default "auto": one per core; 0 runs pytest in one process), HYPOTHESIS_PROFILE.
+# workers, default "auto": one per core; 0 runs pytest in one process), HYPOTHESIS_PROFILE,
+# PREFIXEXEC_TEST_NO_BYTECODE (1: leave PYTHONDONTWRITEBYTECODE alone; see below).
 #
 # Speed: the installation is skipped when the virtual environment already holds it (a stamp
 # file records a hash of pyproject.toml, the pins below and the interpreter; any change
@@ -50,6 +51,14 @@ if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null
   if [ "$(id -u)" -ne 0 ]; then as_root="sudo"; fi
   $as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
   $as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver
+fi
+
+# Python's default bytecode cache (__pycache__, ignored by git) even when the environment turns it
+# off: without it every pytest worker and every `python -m prefixexec` subprocess of the tests
+# compiles the test modules and the package again (pytest's assertion rewriting alone is about
+# 4 s of CPU a worker). PREFIXEXEC_TEST_NO_BYTECODE=1 keeps PYTHONDONTWRITEBYTECODE as it is.
+if [ -z "${PREFIXEXEC_TEST_NO_BYTECODE:-}" ]; then
+  unset PYTHONDONTWRITEBYTECODE
 fi
 
 # mypy and the proofs in the background, each with its own log; pytest in the foreground.
