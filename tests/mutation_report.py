@@ -1,6 +1,12 @@
-"""Classify and format the survivors of a mutmut run of an adapter (issue 19; tests/mutation-adapters.md).
+"""Mutation testing of the adapters' semantics modules (issue 19; report: tests/mutation-adapters.md).
 
-Usage (from the repository root, after ``bash tests/mutation.sh WORKDIR``)::
+Rerun everything (long: about an hour on a loaded 2-core machine; not part of the test command)::
+
+    .venv-test/bin/python tests/mutation_report.py run /tmp/mut [ADAPTER...]
+
+runs ``bash tests/mutation.sh /tmp/mut/<adapter>`` for each adapter of :data:`ADAPTERS` (default:
+all, smallest first) with its MUTATION_* variables, prints each one's wall time, and then its
+report as below. Report on a finished run (from the repository root)::
 
     .venv-test/bin/python tests/mutation_report.py WORKDIR [--confirm]
 
@@ -21,7 +27,9 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections import Counter
+from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
 
@@ -286,7 +294,165 @@ def confirm(work: Path, names: list[str]) -> dict[str, bool]:
     return out
 
 
+# --- the runs --------------------------------------------------------------------------------
+
+_PREFIX = "tests/test_rollouts_adapters.py"
+_ROLLOUTS = [
+    _PREFIX,
+    f"--deselect={_PREFIX}::test_every_failing_rollout_has_its_evidence[records-demo.jsonl]",
+]
+_AUDIT = "tests/test_audit_generic.py::"
+#: adapter -> (module to mutate, test selection, probe mutant, probe test). The selections leave
+#: out tests that read files mutation.sh does not stage (benchmarks/, the package's own source
+#: layout) and, for bfcl, the four slowest audit tests (see tests/mutation-adapters.md).
+ADAPTERS: dict[str, tuple[str, list[str], str, str]] = {
+    "chat": (
+        "src/prefixexec/adapters/chat/semantics.py",
+        [
+            "tests/test_chat.py",
+            "tests/test_labels.py",
+            *_ROLLOUTS,
+            f"{_AUDIT}test_chat_audit_on_the_test_transcripts",
+            f"{_AUDIT}test_chat_mutants_of_a_hand_made_call",
+            f"{_AUDIT}test_chat_audit_fails_when_schemas_are_not_checked",
+        ],
+        "prefixexec.adapters.chat.semantics.x_error_labels__mutmut_1",
+        "tests/test_chat.py",
+    ),
+    "toolsandbox": (
+        "src/prefixexec/adapters/toolsandbox/semantics.py",
+        ["tests/test_toolsandbox.py", "tests/test_toolsandbox_real.py", *_ROLLOUTS],
+        "prefixexec.adapters.toolsandbox.semantics.x_split_exception__mutmut_1",
+        "tests/test_toolsandbox.py",
+    ),
+    "inspect_logs": (
+        "src/prefixexec/adapters/inspect_logs/semantics.py",
+        [
+            "tests/test_inspect_logs.py",
+            "tests/test_inspect_real.py",
+            "--deselect=tests/test_inspect_real.py::test_the_package_layout_has_no_cycle",
+            f"{_AUDIT}test_inspect_audit_on_the_test_logs",
+            f"{_AUDIT}test_inspect_audit_fails_with_a_wrong_error_label",
+        ],
+        "prefixexec.adapters.inspect_logs.semantics.x_is_success__mutmut_1",
+        "tests/test_inspect_logs.py",
+    ),
+    "labels": (
+        "src/prefixexec/adapters/labels.py",
+        [
+            "tests/test_labels.py",
+            "tests/test_chat.py",
+            "tests/test_toolsandbox.py",
+            "tests/test_taubench_rules.py",
+            "tests/test_inspect_logs.py",
+        ],
+        "prefixexec.adapters.labels.x_mask_arguments__mutmut_1",
+        "tests/test_labels.py",
+    ),
+    "taubench": (
+        "src/prefixexec/adapters/taubench/semantics.py",
+        [
+            "tests/test_taubench.py",
+            "tests/test_taubench_real.py",
+            "tests/test_taubench_rules.py",
+            *_ROLLOUTS,
+            f"{_AUDIT}test_taubench_audit_on_the_v1_fixture",
+            f"{_AUDIT}test_taubench_audit_fails_when_labels_are_wrong",
+            f"{_AUDIT}test_taubench_gold_recording_check",
+            f"{_AUDIT}test_taubench_no_tool_rule_check",
+        ],
+        "prefixexec.adapters.taubench.semantics.x_normalise__mutmut_1",
+        "tests/test_taubench_rules.py",
+    ),
+    "bfcl": (
+        "src/prefixexec/adapters/bfcl/semantics.py",
+        [
+            "tests/test_bfcl.py",
+            "tests/test_bfcl_real.py",
+            "tests/test_bfcl_rules.py",
+            "tests/test_bfcl_audit.py",
+            "tests/test_bfcl_security.py",
+            "--deselect=tests/test_bfcl.py::test_benchmark_script_runs_and_reports_both_times",
+            "--deselect=tests/test_bfcl_rules.py::test_the_package_has_no_import_cycle_and_init_only_reexports",
+            "--deselect=tests/test_bfcl_security.py::test_no_eval_exec_or_compile_in_the_adapter",
+            "--deselect=tests/test_bfcl_audit.py::test_cross_check_with_bfcls_own_executor_and_checker",
+            "--deselect=tests/test_bfcl_audit.py::test_gold_audit_per_category",
+            "--deselect=tests/test_bfcl_rules.py::test_audit_lists_the_steps_bfcls_loop_drops",
+            "--deselect=tests/test_bfcl_audit.py::test_audit_command",
+        ],
+        "prefixexec.adapters.bfcl.semantics.x_mentions__mutmut_1",
+        "tests/test_bfcl_rules.py",
+    ),
+}
+
+
+def environment(work: Path, adapter: str) -> dict[str, str]:
+    """The MUTATION_* variables of one adapter's run (and the cache plugin below on the path)."""
+    mutate, tests, probe, probe_test = ADAPTERS[adapter]
+    return {
+        "MUTATION_CHILDREN": os.environ.get("MUTATION_CHILDREN", "1"),
+        "MUTATION_NICE": os.environ.get("MUTATION_NICE", "5"),
+        "MUTATION_MUTATE": mutate,
+        # "-p mutation_report": this module, as a pytest plugin (its fixture below).
+        "MUTATION_TESTS": " ".join([*tests, "tests/test_mutation_adapters.py", "-p", "mutation_report"]),
+        "MUTATION_PROBE": probe,
+        "MUTATION_PROBE_TEST": probe_test,
+        "PYTHONPATH": str(work / "plugin"),
+    }
+
+
+def run(work: Path, adapters: list[str]) -> int:
+    """Run mutation.sh for each adapter, then print its wall time and report."""
+    status = 0
+    # The plugin's directory must exist when mutmut starts (Python caches a missing sys.path entry).
+    (work / "plugin").mkdir(parents=True, exist_ok=True)
+    shutil.copy(Path(__file__), work / "plugin" / "mutation_report.py")
+    for adapter in adapters or list(ADAPTERS):
+        env = {**os.environ, **environment(work, adapter)}
+        print(
+            f"== {adapter}: " + " ".join(f"{k}={v!r}" for k, v in environment(work, adapter).items()),
+            flush=True,
+        )
+        start = time.monotonic()
+        done = subprocess.run(
+            ["bash", str(REPO / "tests" / "mutation.sh"), str(work / adapter)], env=env, check=False
+        )
+        print(
+            f"== {adapter}: mutation.sh exit {done.returncode}, wall time {time.monotonic() - start:.0f} s",
+            flush=True,
+        )
+        status = status or done.returncode
+        if (work / adapter / "results.txt").exists():
+            main([str(work / adapter)])
+    return status
+
+
+# pytest plugin (loaded in the staged runs with "-p mutation_report"): functools caches of the code
+# under test keep results across tests, so mutmut's per-test stats would miss the tests that reuse
+# a cached value and a forked worker would reuse values computed without the mutant. BFCL's
+# task() (which runs withheld_parameters) and chat's schema validators are cleared before each test.
+try:
+    import pytest
+except ImportError:  # pragma: no cover - the script itself needs no pytest
+    pytest = None  # type: ignore[assignment]  # reporting does not need pytest
+
+if pytest is not None:
+
+    @pytest.fixture(autouse=True)
+    def _mutation_fresh_caches() -> Iterator[None]:
+        for module, function in (
+            ("prefixexec.adapters.bfcl.semantics", "task"),
+            ("prefixexec.adapters.chat.semantics", "_validator"),
+        ):
+            loaded = sys.modules.get(module)
+            if loaded is not None:
+                getattr(loaded, function).cache_clear()
+        yield
+
+
 def main(argv: list[str]) -> int:
+    if argv and argv[0] == "run":
+        return run(Path(argv[1]), argv[2:])
     work = Path(argv[0])
     status = results(work)
     counts = Counter(status.values())

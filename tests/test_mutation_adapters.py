@@ -19,6 +19,7 @@ from prefixexec.adapters import inspect_logs as il
 from prefixexec.adapters import toolsandbox as tsb
 from prefixexec.adapters.bfcl import semantics as bfcl_semantics
 from prefixexec.adapters.bfcl.parse import ParsedCall
+from prefixexec.adapters.bfcl.semantics import CallRecord
 from prefixexec.adapters.inspect_logs.semantics import InspectCall, InspectSemantics, NoToolRule, no_tool_rule
 from prefixexec.adapters.labels import MASK, file_digest, load_label_rules, mask_arguments
 from prefixexec.adapters.taubench.semantics import shorten, string_leaves
@@ -537,3 +538,42 @@ def test_bfcl_reason_shows_at_most_160_characters_of_the_call(size: int) -> None
     assert shown == (text if size <= 160 else text[:157] + "...")
     assert len(shown) == min(size, 160)
     assert bfcl_semantics._shown(ParsedCall("f")) == "f(...)"
+
+
+@pytest.mark.spec("BFCL-API", "BFCL-REASON", "BFCL-SUCCESS")
+def test_bfcl_call_records() -> None:
+    # The per-call records of BFCL-API: position (from 1), turn (from 0), the call as written,
+    # whether it ran, its result as BFCL's executor renders it (a failed call, also one rejected
+    # before it runs, as "Error during execution: ..."), labels, the BFCL-REASON reason and the
+    # stage's message. multi_turn_base_0's first gold call, then a call to no function.
+    gold = [list(turn) for turn in bfcl.gold_turns("multi_turn_base_0")]
+    assert gold[0][0] == "cd(folder='document')"
+    gold[0].insert(1, "no_such_function(x=1)")
+    evaluation = bfcl.replay_calls("multi_turn_base_0", gold)
+    why = "no function `no_such_function` in this task's classes"
+    assert evaluation.records[:2] == (
+        CallRecord(1, 0, "cd(folder='document')", True, '{"current_working_directory": "document"}'),
+        CallRecord(
+            2,
+            0,
+            "no_such_function(x=1)",
+            False,
+            "Error during execution: " + why,
+            (Label.SCHEMA,),
+            f"call 2 (turn 0) no_such_function(x=1) [schema]: {why}",
+            message=why,
+        ),
+    )
+    # A call that runs and fails: its execution error is the message.
+    (record,) = bfcl.replay_calls("multi_turn_base_0", [["cd(folder='zz_nowhere')"]]).records
+    why = "cd: 'zz_nowhere': No such file or directory"
+    assert record == CallRecord(
+        1,
+        0,
+        "cd(folder='zz_nowhere')",
+        True,
+        json.dumps({"error": why}),  # BFCL renders a dict result as JSON
+        (Label.DEPENDENCY,),
+        f"call 1 (turn 0) cd(folder='zz_nowhere') [dependency]: {why}",
+        message=why,
+    )
