@@ -197,6 +197,8 @@ _add(
 )
 _add(F, killed("bfcl_withheld_parameter_messages"), *ns("x_information_fault", 16, 17, 28, 29))
 _add(F, killed("bfcl_reason_shows_at_most_160"), *ns("x__shown", 4, 5, 6, 8, 9))
+_add(F, killed("bfcl_call_records"), *ns("x_check_and_run", 7, 13, 21, 22, 23, 28, 36, 125, 126, 127))
+_add(F, killed("bfcl_record_of_an_unclassified_error"), *ns("x_check_and_run", 140, 141, 142, 143))
 
 
 def results(work: Path) -> dict[str, str]:

@@ -577,3 +577,26 @@ def test_bfcl_call_records() -> None:
         f"call 1 (turn 0) cd(folder='zz_nowhere') [dependency]: {why}",
         message=why,
     )
+
+
+@pytest.mark.spec("BFCL-API", "BFCL-REASON", "BFCL-LABELS")
+def test_bfcl_record_of_an_unclassified_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    # With no message family (as tests/test_bfcl.py does), the executed call's error is
+    # "unclassified error: <message>", state_consistency, and its record says so.
+    from prefixexec.adapters.bfcl import execute
+
+    monkeypatch.setattr(execute, "FAMILIES", ())
+    call = "mkdir(dir_name='workspace')"  # multi_turn_base_1 already has a workspace directory
+    (record,) = bfcl.replay_calls("multi_turn_base_1", [[call], [], [], []], success=False).records
+    why = "unclassified error: mkdir: cannot create directory 'workspace': File exists"
+    assert record == CallRecord(
+        1,
+        0,
+        call,
+        True,
+        json.dumps({"error": "mkdir: cannot create directory 'workspace': File exists"}),
+        (Label.STATE_CONSISTENCY,),
+        f"call 1 (turn 0) {call} [state_consistency]: {why}",
+        unclassified=True,
+        message=why,
+    )
