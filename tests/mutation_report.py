@@ -198,7 +198,7 @@ _add(
 _add(F, killed("bfcl_withheld_parameter_messages"), *ns("x_information_fault", 16, 17, 28, 29))
 _add(F, killed("bfcl_reason_shows_at_most_160"), *ns("x__shown", 4, 5, 6, 8, 9))
 _add(F, killed("bfcl_call_records"), *ns("x_check_and_run", 7, 13, 21, 22, 23, 28, 36, 125, 126, 127))
-_add(F, killed("bfcl_record_of_an_unclassified_error"), *ns("x_check_and_run", 140, 141, 142, 143))
+_add(F, killed("bfcl_record_of_an_unclassified_error"), *ns("x_check_and_run", 140, 141, 142, 143, 144, 148))
 
 
 def results(work: Path) -> dict[str, str]:
@@ -479,17 +479,17 @@ def main(argv: list[str]) -> int:
         )
     checked = sum(v for k, v in counts.items() if k not in ("not checked", "skipped"))
     by_suite = counts["killed"]
-    new = verdict_count[KILLED]
+    by_new = verdict_count[KILLED]
     eq = verdict_count[EQUIVALENT]
-    score = Fraction(by_suite + new, checked - eq) if checked > eq else Fraction(0)
+    score = Fraction(by_suite + by_new, checked - eq) if checked > eq else Fraction(0)
     print(f"mutmut statuses: {dict(sorted(counts.items()))}")
     print(
         f"generated {len(status)}, checked {checked}, killed by the suite {by_suite}, "
-        f"killed by a new test {new}, equivalent {eq}, survives (gap) {verdict_count[GAP]}, "
+        f"killed by a new test {by_new}, equivalent {eq}, survives (gap) {verdict_count[GAP]}, "
         f"not analysed {verdict_count['not analysed']}, timeouts {counts['timeout']}"
     )
     base = checked - eq
-    print(f"score (suite + new) / (checked - equivalent) = {by_suite + new}/{base} = {float(score):.1%}")
+    print(f"score (suite + new) / (checked - equivalent) = {by_suite + by_new}/{base} = {float(score):.1%}")
     print(f"score of the suite alone = {by_suite}/{base} = {float(Fraction(by_suite, base)):.1%}")
     print()
     print("| mutant (prefixexec.adapters.) | line | original | mutant | verdict | test / why |")

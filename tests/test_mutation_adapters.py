@@ -491,7 +491,8 @@ def test_bfcl_scalars_of_a_value() -> None:
     # the items of lists and dicts; not booleans or None)".
     value = ["a", 1, [2.0, 2.5, None], {"k": "b", "t": True, "f": False}, (3,)]
     assert list(bfcl_semantics._atoms(value)) == ["a", "1", "2", "2.5", "b", "3"]
-    for nothing in (None, True, False, [], {}):
+    nothings: list[object] = [None, True, False, [], {}]
+    for nothing in nothings:
         assert list(bfcl_semantics._atoms(nothing)) == []
 
 
