@@ -186,6 +186,7 @@ _add(
     ),
     *ns("x_mentions", 4),
 )
+_add(F, killed("bfcl_withheld_value_across_several_user_messages"), *ns("x_withheld_parameters", 18, 24))
 _add(F, killed("bfcl_inference_error_message"), *ns("x_inference_error_message", 3, 8))
 _add(
     F,
@@ -197,8 +198,16 @@ _add(
 )
 _add(F, killed("bfcl_withheld_parameter_messages"), *ns("x_information_fault", 16, 17, 28, 29))
 _add(F, killed("bfcl_reason_shows_at_most_160"), *ns("x__shown", 4, 5, 6, 8, 9))
-_add(F, killed("bfcl_call_records"), *ns("x_check_and_run", 7, 13, 21, 22, 23, 28, 36, 125, 126, 127))
-_add(F, killed("bfcl_record_of_an_unclassified_error"), *ns("x_check_and_run", 140, 141, 142, 143, 144, 148))
+_add(
+    F,
+    killed("bfcl_call_records"),
+    *ns("x_check_and_run", 7, 13, 21, 22, 23, 28, 36, 125, 126, 127, 170, 171, 174, 177, 185),
+)
+_add(
+    F,
+    killed("bfcl_record_of_an_unclassified_error"),
+    *ns("x_check_and_run", 140, 141, 142, 143, 144, 148, 157, 158, 159, 160, 161),
+)
 
 
 def results(work: Path) -> dict[str, str]:

@@ -601,3 +601,31 @@ def test_bfcl_record_of_an_unclassified_error(monkeypatch: pytest.MonkeyPatch) -
         unclassified=True,
         message=why,
     )
+
+
+@pytest.mark.spec("BFCL-MISS-PARAM")
+def test_bfcl_withheld_value_across_several_user_messages() -> None:
+    # A turn's user messages are read as one text: a value at the end of one message is a whole
+    # word, both in the supplying turn and in the earlier turns. multi_turn_miss_param_2's turn 1
+    # supplies touch's file_name 'TeamNotes.txt'; here it is split over two messages.
+    import attrs
+
+    from prefixexec.adapters.bfcl import backend
+
+    entry = backend.entry("multi_turn_miss_param_2")
+    gold = bfcl.task("multi_turn_miss_param_2").gold
+    rest = entry.questions[2:]
+    split = attrs.evolve(
+        entry, questions=(entry.questions[0], ("The name should be TeamNotes.txt", "thanks"), *rest)
+    )
+    assert dict(bfcl_semantics.withheld_parameters(split, gold)) == {0: frozenset({("touch", "file_name")})}
+    # Said already in turn 0 (at the end of its first message): not withheld.
+    said = attrs.evolve(
+        entry,
+        questions=(
+            ("Go into document folder, make TeamNotes.txt", "and draft it"),
+            entry.questions[1],
+            *rest,
+        ),
+    )
+    assert dict(bfcl_semantics.withheld_parameters(said, gold)) == {}
