@@ -187,6 +187,7 @@ _add(
     *ns("x_mentions", 4),
 )
 _add(F, killed("bfcl_withheld_value_across_several_user_messages"), *ns("x_withheld_parameters", 18, 24))
+_add(F, killed("bfcl_withheld_parameters_skip_calls_that_do_not_bind"), *ns("x_withheld_parameters", 34))
 _add(F, killed("bfcl_inference_error_message"), *ns("x_inference_error_message", 3, 8))
 _add(
     F,

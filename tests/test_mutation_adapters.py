@@ -629,3 +629,16 @@ def test_bfcl_withheld_value_across_several_user_messages() -> None:
         ),
     )
     assert dict(bfcl_semantics.withheld_parameters(said, gold)) == {}
+
+
+@pytest.mark.spec("BFCL-MISS-PARAM")
+def test_bfcl_withheld_parameters_skip_calls_that_do_not_bind() -> None:
+    # Only ground-truth calls that parse and name a known function are bound; others add nothing.
+    from prefixexec.adapters.bfcl import backend
+    from prefixexec.adapters.bfcl.parse import parse_call_string
+
+    entry = backend.entry("multi_turn_miss_param_2")
+    calls = ("no_such_tool(file_name='TeamNotes.txt')", "touch(file_name=TeamNotes.txt)")
+    gold = ((), tuple(parse_call_string(c) for c in calls))
+    assert gold[1][0].fault is None and gold[1][1].fault is not None
+    assert dict(bfcl_semantics.withheld_parameters(entry, gold)) == {}
