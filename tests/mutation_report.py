@@ -187,7 +187,11 @@ _add(
     *ns("x_mentions", 4),
 )
 _add(F, killed("bfcl_withheld_value_across_several_user_messages"), *ns("x_withheld_parameters", 18, 24))
-_add(F, killed("bfcl_withheld_parameters_skip_calls_that_do_not_bind"), *ns("x_withheld_parameters", 34))
+_add(
+    F,
+    killed("bfcl_withheld_parameters_skip_calls_that_do_not_bind"),
+    *ns("x_withheld_parameters", 34, 41, 45),
+)
 _add(F, killed("bfcl_inference_error_message"), *ns("x_inference_error_message", 3, 8))
 _add(
     F,
@@ -198,6 +202,23 @@ _add(
     *ns("x_information_fault", 11, 13, 14),
 )
 _add(F, killed("bfcl_withheld_parameter_messages"), *ns("x_information_fault", 16, 17, 28, 29))
+_add(F, killed("bfcl_withheld_parameter_messages"), *ns("xǁBfclTaskǁwithheld_functions", 1, 2, 3, 4, 5))
+_add(
+    F,
+    equivalent(
+        "a run with an inference error fails when its session starts; turns and decoded_steps only "
+        "feed the per-turn check, which returns at once once Y is decided"
+    ),
+    *ns("x_inference_error_run", 6, 13),
+)
+_add(
+    F,
+    equivalent(
+        "an empty turn as one step without calls: make_run adds no action for it and does not count "
+        "it as a decoded step (no call of it is decoded), exactly as for a turn without steps"
+    ),
+    *ns("x_run_from_strings", 3),
+)
 _add(F, killed("bfcl_reason_shows_at_most_160"), *ns("x__shown", 4, 5, 6, 8, 9))
 _add(
     F,

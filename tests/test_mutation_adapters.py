@@ -514,6 +514,7 @@ def test_bfcl_withheld_parameter_messages() -> None:
     # as tests/test_bfcl_rules.py finds it). The message names both turns.
     task = bfcl.task("multi_turn_miss_param_2")
     assert dict(task.withheld) == {0: frozenset({("touch", "file_name")})}
+    assert (task.withheld_functions(0), task.withheld_functions(1)) == (frozenset({"touch"}), frozenset())
     fault = bfcl_semantics.information_fault
     assert (
         fault(task, "touch", {}, 0)
@@ -638,7 +639,10 @@ def test_bfcl_withheld_parameters_skip_calls_that_do_not_bind() -> None:
     from prefixexec.adapters.bfcl.parse import parse_call_string
 
     entry = backend.entry("multi_turn_miss_param_2")
-    calls = ("no_such_tool(file_name='TeamNotes.txt')", "touch(file_name=TeamNotes.txt)")
+    calls = ["no_such_tool(file_name='TeamNotes.txt')", "touch(file_name=TeamNotes.txt)"]
     gold = ((), tuple(parse_call_string(c) for c in calls))
     assert gold[1][0].fault is None and gold[1][1].fault is not None
     assert dict(bfcl_semantics.withheld_parameters(entry, gold)) == {}
+    # ... and the calls after them still count.
+    gold = ((), tuple(parse_call_string(c) for c in [*calls, "touch(file_name='TeamNotes.txt')"]))
+    assert dict(bfcl_semantics.withheld_parameters(entry, gold)) == {0: frozenset({("touch", "file_name")})}
