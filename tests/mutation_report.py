@@ -192,6 +192,7 @@ _add(
     killed("bfcl_withheld_parameters_skip_calls_that_do_not_bind"),
     *ns("x_withheld_parameters", 34, 41, 45),
 )
+_add(F, killed("bfcl_session_steps_only_its_own_actions"), *ns("xǁ_Sessionǁexecute", 2, 3, 5, 6, 7, 8))
 _add(F, killed("bfcl_inference_error_message"), *ns("x_inference_error_message", 3, 8))
 _add(
     F,
@@ -214,8 +215,8 @@ _add(
 _add(
     F,
     equivalent(
-        "an empty turn as one step without calls: make_run adds no action for it and does not count "
-        "it as a decoded step (no call of it is decoded), exactly as for a turn without steps"
+        "an empty turn as one step without calls: a step without calls is a reply (DecodedStep.is_reply), "
+        "which make_run skips, exactly as for a turn without steps"
     ),
     *ns("x_run_from_strings", 3),
 )

@@ -646,3 +646,21 @@ def test_bfcl_withheld_parameters_skip_calls_that_do_not_bind() -> None:
     # ... and the calls after them still count.
     gold = ((), tuple(parse_call_string(c) for c in [*calls, "touch(file_name='TeamNotes.txt')"]))
     assert dict(bfcl_semantics.withheld_parameters(entry, gold)) == {0: frozenset({("touch", "file_name")})}
+
+
+@pytest.mark.spec("BFCL-LINEAR")
+def test_bfcl_session_steps_only_its_own_actions_in_order() -> None:
+    # A BFCL state steps the run's next action (the very object), nothing else, and nothing
+    # after the last one.
+    task = bfcl.task("multi_turn_base_0")
+    run = bfcl_semantics.run_from_strings(task, [["cd(folder='document')"], [], [], []])
+    twin = bfcl_semantics.run_from_strings(task, [["cd(folder='document')"], [], [], []]).actions[0]
+    semantics = bfcl_semantics.BfclSemantics(track_success=False)
+    state = semantics.initial_state(run)
+    message = "^a BFCL run is replayed along its own actions, in order$"
+    with pytest.raises(ValueError, match=message):
+        semantics.step(state, twin)
+    verdict = semantics.step(state, run.actions[0])
+    assert not isinstance(verdict, Rejected)
+    with pytest.raises(ValueError, match=message):
+        semantics.step(verdict.state, run.actions[0])
