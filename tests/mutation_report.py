@@ -193,6 +193,26 @@ _add(
     *ns("x_withheld_parameters", 34, 41, 45),
 )
 _add(F, killed("bfcl_session_steps_only_its_own_actions"), *ns("xǁ_Sessionǁexecute", 2, 3, 5, 6, 7, 8))
+_add(F, killed("bfcl_replay_steps_each_action_once_in_order"), *ns("xǁ_Sessionǁexecute", 21))
+_add(F, killed("bfcl_decoded_steps_are_counted_per_turn"), *ns("x_make_run", 9))
+_add(
+    F,
+    gap(
+        "calls in a step after a reply step of the same turn are kept as actions; BFCL-STEP says a "
+        "reply ends the turn in BFCL's loop (so BFCL never writes such steps) but not what the "
+        "adapter does with them: the spec should say, then a test can pin it"
+    ),
+    *ns("x_make_run", 7),
+)
+_add(
+    F,
+    equivalent(
+        "only results of decoded calls count for Y; the mutant adds those of undecoded calls, which "
+        "are rejected before they run, with the result 'Error during execution: <the parse fault>', "
+        "a text of the adapter that no ground-truth result can equal (argued, not proven)"
+    ),
+    *ns("xǁ_Sessionǁexecute", 25),
+)
 _add(F, killed("bfcl_inference_error_message"), *ns("x_inference_error_message", 3, 8))
 _add(
     F,

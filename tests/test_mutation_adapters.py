@@ -664,3 +664,27 @@ def test_bfcl_session_steps_only_its_own_actions_in_order() -> None:
     assert not isinstance(verdict, Rejected)
     with pytest.raises(ValueError, match=message):
         semantics.step(verdict.state, run.actions[0])
+
+
+@pytest.mark.spec("BFCL-LINEAR")
+def test_bfcl_replay_steps_each_action_once_in_order() -> None:
+    # Kernel replay over three accepted calls: each state is the next position.
+    from prefixexec.kernel import replay
+
+    task = bfcl.task("multi_turn_base_0")
+    calls = ["cd(folder='document')", "mkdir(dir_name='temp')", "cd(folder='temp')"]
+    run = bfcl_semantics.run_from_strings(task, [calls, [], [], []])
+    outcome = replay(bfcl_semantics.BfclSemantics(track_success=False), run, run.actions)
+    assert (outcome.T, outcome.fed) == (3, 4)
+
+
+@pytest.mark.spec("BFCL-STEP")
+def test_bfcl_decoded_steps_are_counted_per_turn() -> None:
+    # BfclRun.decoded_steps: per turn, the number of steps handed to the executor; reply steps
+    # (no call) are not actions and not counted.
+    from prefixexec.adapters.bfcl.parse import DecodedStep, parse_call_string
+
+    task = bfcl.task("multi_turn_base_0")
+    step = DecodedStep((parse_call_string("cd(folder='document')"),))
+    run = bfcl_semantics.make_run(task, [[step, step, DecodedStep(())], [], [step]])
+    assert (run.decoded_steps, len(run.actions), run.turns) == ((2, 0, 1), 3, 3)
