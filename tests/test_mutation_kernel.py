@@ -15,6 +15,7 @@ import re
 import warnings
 from typing import Any
 
+import attrs
 import numpy as np
 import pytest
 from hypothesis import given
@@ -748,3 +749,235 @@ def test_intervals_count_the_left_out_replicates_per_depth() -> None:
         assert found.dropped_PEC_elig == tuple(int(np.isnan(reps.PEC_elig[:, k]).sum()) for k in range(K))
         assert any(found.dropped_PEC_elig), "some depth has resamples without a rollout that long"
         assert found.dropped == {n: int(np.isnan(v).sum()) for n, v in reps.scalars.items()}
+
+
+# ---------------------------------------------------------------------------------------------
+# Third round: survivors of the full run (tests/mutation.md); explicit cases where a property
+# test with the mutation profile's 20 examples did not reach the boundary.
+
+
+def _seen(tasks: list[str], trials: list[list[int]]) -> Accumulator:
+    """The accumulator of one T=1, FED=2 success per (task, trial) listed."""
+    key = ConditionKey("d", "m", "x")
+    rows = [(j, t) for j, ts in enumerate(trials) for t in ts]
+    n = len(rows)
+    batch = RolloutArrays(
+        [key],
+        [0] * n,
+        tasks,
+        [j for j, _ in rows],
+        [t for _, t in rows],
+        [1] * n,
+        [2] * n,
+        [True] * n,
+        [-1] * n,
+    )
+    return accumulate(batch).as_dict()[key]
+
+
+@pytest.mark.spec("ACC-BATCH", "REC-UNIQUE")
+def test_contains_at_the_boundaries_of_its_key_space() -> None:
+    i64 = np.int64
+    one_range = _seen(["a"], [[0, 1, 2]])
+    assert one_range.trials.shape == (1, 3)
+    # The first range of the first task (searchsorted position 0) and a single-range accumulator.
+    assert one_range.contains(["a"], np.array([0, 0, 0]), np.array([0, 2, 3], dtype=i64)).tolist() == [
+        True,
+        True,
+        False,
+    ]
+    # Query trials beyond every stored range must not run into the next task's keys.
+    two = _seen(["a", "b"], [[0], [0]])
+    assert two.contains(["a", "b"], np.array([0, 0, 1]), np.array([2, 1, 0], dtype=i64)).tolist() == [
+        False,
+        False,
+        True,
+    ]
+    wide = _seen(["a", "b"], [[0, 1, 2, 3], [0]])
+    assert wide.contains(["a", "b"], np.array([0, 1, 1]), np.array([3, 3, 4], dtype=i64)).tolist() == [
+        True,
+        False,
+        False,
+    ]
+    # Four tasks with trials near 2^61: row x span would pass 2^63, so the search goes task by task.
+    big = 2**61
+    four = _seen(["a", "b", "c", "d"], [[big], [big + 1], [big], [big + 2]])
+    query = np.array([big + 2, big + 1, big, big + 2, big], dtype=i64)
+    assert four.contains(["a", "b", "c", "d"], np.array([3, 1, 2, 0, 3]), query).tolist() == [
+        True,
+        True,
+        True,
+        False,
+        False,
+    ]
+    # AccumulatorSet.first_repeat of a one-row batch that repeats.
+    key = ConditionKey("d", "m", "x")
+    single = RolloutArrays([key], [0], ["a"], [0], [1], [1], [2], [True], [-1])
+    assert AccumulatorSet([(key, one_range)]).first_repeat(single) == 0
+
+
+@pytest.mark.spec("ACC-STATE")
+def test_trial_ranges_must_be_canonical_across_tasks() -> None:
+    cy = _state()["class_y"][0]
+
+    def three(trials: list[list[int]]) -> Accumulator:
+        return _acc(
+            tasks=["a", "b", "c"],
+            fed_hist=[[1, 0, 1]] * 3,
+            T_hist=[[1, 1]] * 3,
+            steps_by_T=[[0, 2]] * 3,
+            class_y=[cy] * 3,
+            trials=trials,
+        )
+
+    assert three([[0, 0, 2], [1, 0, 2], [2, 5, 7]]).N == 6
+    message = "^'trials' must be sorted, disjoint and coalesced$"
+    for trials in (
+        [[0, 0, 2], [1, 0, 1], [1, 1, 2], [2, 0, 2]],  # task 1's ranges touch: not coalesced
+        [[1, 0, 2], [0, 0, 2], [2, 0, 2]],  # task rows out of order
+        [[0, 0, 2], [2, 0, 2], [1, 0, 2]],  # out of order after the first row
+        [[0, 0, 2], [1, 0, 1], [1, 0, 1], [2, 0, 2]],  # task 1 repeats a range
+    ):
+        with pytest.raises(ValueError, match=message):
+            three(trials)
+
+
+@pytest.mark.spec("ACC-MERGE", "REC-UNIQUE")
+def test_merge_names_the_first_repeated_trial() -> None:
+    from prefixexec.kernel.accumulator import DuplicateRollout
+
+    wide = _seen(["a"], [list(range(10))])
+    narrow = _seen(["a"], [[2]])
+    for left, right in ((wide, narrow), (narrow, wide)):
+        with pytest.raises(DuplicateRollout, match=r"^task 'a', trial 2 occurs twice$") as info:
+            left.merge(right)
+        assert (info.value.condition, info.value.task, info.value.trial, info.value.row) == (
+            None,
+            "a",
+            2,
+            None,
+        )
+    key = ConditionKey("d", "m", "x")
+    with pytest.raises(DuplicateRollout, match=r"^d / m / x: task 'a', trial 2 occurs twice$"):
+        AccumulatorSet([(key, wide)]).merge(AccumulatorSet([(key, narrow)]))
+
+
+@pytest.mark.spec("ACC-BATCH", "REC-UNIQUE")
+def test_row_errors_and_duplicates_keep_their_fields_and_pickle() -> None:
+    import pickle
+
+    from prefixexec.kernel.accumulator import DuplicateRollout, RowError
+
+    key = ConditionKey("d", "m", "x")
+    plain = DuplicateRollout(None, "t", 3, 7)
+    assert str(plain) == "task 't', trial 3 occurs twice" and plain.row == 7
+    named = plain.with_condition(key)
+    assert str(named) == "d / m / x: task 't', trial 3 occurs twice"
+    assert (named.condition, named.task, named.trial, named.row) == (key, "t", 3, 7)
+    for error in (plain, named, RowError(4, "'T' must be an integer >= 1: 0")):
+        back = pickle.loads(pickle.dumps(error))
+        assert type(back) is type(error) and str(back) == str(error)
+        assert back.__reduce__() == error.__reduce__()
+    assert str(RowError(4, "bad")) == "row 4: bad"
+
+
+@pytest.mark.spec("BOOT-CLUSTER", "CONV-EXACT")
+def test_accumulator_task_sums_are_exact_beyond_float_precision() -> None:
+    # One task: 2^60 + 1 fully executable successes (T = 1, FED = 2) and 2^60 + 1 recovered
+    # schema failures (T = 1, FED = 1, Y = 1); none of the sums below is a float64 value.
+    n = 2**60 + 1
+    class_y = [0] * 14
+    class_y[1] = n  # fully executable, Y = 1
+    class_y[3] = n  # schema, Y = 1
+    acc = Accumulator(["a"], [[n, n]], [[2 * n]], [[n]], [class_y], [[0, 0, 2 * n]])
+    sums = acc.task_sums(["a"])
+    got = dict(zip(sums.columns, sums.X[0].tolist(), strict=True))
+    want = {
+        "count": 2 * n,
+        "executable": n,
+        "auc_num": n,
+        "auc_den": 2 * n,
+        "fed": 3 * n,
+        "success": 2 * n,
+        "eligible": n,
+        "recovered": n,
+        "surv1": n,
+        "nk1": 2 * n,
+    }
+    assert got == want
+    assert all(float(v) != v for v in want.values())
+    # 43 tasks, one rollout each, horizons 1..41, 81, 128: L ~ 2^61.2 > 2^53 while every per-task
+    # sum stays in int64; L // t must be exact (same as the cohort path's sums).
+    horizons = [*range(1, 42), 81, 128]
+    names = [f"t{i:02d}" for i in range(43)]
+    batch = RolloutArrays(
+        [ConditionKey("d", "m", "x")],
+        [0] * 43,
+        names,
+        list(range(43)),
+        [0] * 43,
+        horizons,
+        [t for t in horizons],
+        [False] * 43,
+        [4] * 43,  # FED = T: labelled (information) failures at the last step
+    )
+    acc43 = accumulate(batch).as_dict()[ConditionKey("d", "m", "x")]
+    cohort = Cohort(T=horizons, fed=horizons, Y=[False] * 43, label_code=[4] * 43, task=names)
+    reference = boot.task_sums(cohort, names)
+    mine = acc43.task_sums(names)
+    assert mine.L == reference.L == math.lcm(*horizons) and mine.X.dtype == np.int64
+    assert np.array_equal(mine.X, reference.X)
+
+
+@pytest.mark.spec("MON-CHECK", "MON-COMMIT", "MON-OUTCOME")
+def test_monitor_keeps_task_observations_and_rejected_verdicts() -> None:
+    from prefixexec.kernel import NO_TOOL, PrefixMonitor
+    from prefixexec.kernel.monitor import RejectedCommitError
+
+    @attrs.frozen
+    class Counting:
+        """Accepts calls named "ok" (observation: the count so far), and the no-tool action in
+        task "quiet"; rejects others (schema)."""
+
+        def initial_state(self, task: str) -> int:
+            return 100 if task == "quiet" else 0
+
+        def step(self, state: int, action: Action) -> Accepted[int] | Rejected:
+            if (isinstance(action, ToolCall) and action.name == "ok") or (action == NO_TOOL and state >= 100):
+                return Accepted(state + 1, observation=f"count {state + 1}")
+            return Rejected((Label.SCHEMA,), f"{action!r} is not ok")
+
+    ok, bad = ToolCall("ok", {}), ToolCall("bad", {})
+    monitor: PrefixMonitor[str, int] = PrefixMonitor(Counting(), "task-7")
+    assert monitor.task == "task-7"
+    assert monitor.check(ok).observation == "count 1"
+    first = monitor.commit(ok, strict=True)
+    assert first.executable and first.observation == "count 1" and monitor.state == 1
+    with pytest.raises(RejectedCommitError, match=r"^action 2 is not executable: ") as info:
+        monitor.commit(bad, strict=True)
+    assert info.value.verdict.depth == 2 and info.value.verdict.label is Label.SCHEMA
+    assert monitor.commit(bad).label is Label.SCHEMA
+    with pytest.raises(
+        RejectedCommitError, match=r"^action 3 is not executable: the prefix is already"
+    ) as after:
+        monitor.commit(ok, strict=True)
+    assert after.value.verdict is not None and after.value.verdict.depth == 3
+    out = monitor.outcome()
+    assert (out.T, out.fed, out.label, out.actions) == (2, 2, Label.SCHEMA, (ok, bad))
+    clean: PrefixMonitor[str, int] = PrefixMonitor(Counting(), "t")
+    clean.commit(ok)
+    assert clean.outcome().actions == (ok,) and clean.outcome().fed == 2
+    # No committed action: the trajectory is the terminal no-tool action, here rejected.
+    idle = PrefixMonitor(Counting(), "t").outcome()
+    assert (idle.T, idle.fed, idle.label, idle.actions) == (1, 1, Label.SCHEMA, (NO_TOOL,))
+    quiet = PrefixMonitor(Counting(), "quiet").outcome()
+    assert (quiet.T, quiet.fed, quiet.label, quiet.actions) == (1, 2, None, (NO_TOOL,))
+
+
+@pytest.mark.spec("CMP-PAIRED", "BOOT-DROP")
+def test_difference_interval_counts_the_undefined_differences() -> None:
+    treatment = np.array([0.5, np.nan, 0.25, 0.75, np.nan])
+    baseline = np.array([0.25, 0.5, np.nan, 0.25, np.nan])
+    interval, dropped = boot.difference_interval(treatment, baseline, 0.9)
+    assert dropped == 3  # rows 1, 2 and 4 have a NaN on either side
+    assert interval == boot.percentile_interval(np.array([0.25, 0.5]), 0.9)
