@@ -981,3 +981,15 @@ def test_difference_interval_counts_the_undefined_differences() -> None:
     interval, dropped = boot.difference_interval(treatment, baseline, 0.9)
     assert dropped == 3  # rows 1, 2 and 4 have a NaN on either side
     assert interval == boot.percentile_interval(np.array([0.25, 0.5]), 0.9)
+
+
+@pytest.mark.spec("ACC-STATE", "CONV-EXACT")
+def test_trial_numbers_are_counted_exactly() -> None:
+    # 2^60 + 1 rollouts but trial ranges covering only 2^60 numbers: float64 would see them equal.
+    n = 2**60 + 1
+    class_y = [0] * 14
+    class_y[1] = n
+    assert float(n) == float(n - 1)
+    with pytest.raises(ValueError, match=r"^every rollout must have exactly one trial number$"):
+        Accumulator(["a"], [[0, n]], [[n]], [[n]], [class_y], [[0, 0, n - 1]])
+    assert Accumulator(["a"], [[0, n]], [[n]], [[n]], [class_y], [[0, 0, n]]).N == n
