@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 import warnings
+from fractions import Fraction
 from typing import Any
 
 import attrs
@@ -993,3 +994,12 @@ def test_trial_numbers_are_counted_exactly() -> None:
     with pytest.raises(ValueError, match=r"^every rollout must have exactly one trial number$"):
         Accumulator(["a"], [[0, n]], [[n]], [[n]], [class_y], [[0, 0, n - 1]])
     assert Accumulator(["a"], [[0, n]], [[n]], [[n]], [class_y], [[0, 0, n]]).N == n
+
+
+@pytest.mark.spec("ACC-STATE", "EQ-12")
+def test_accumulator_decomposition_of_two_executable_rollouts() -> None:
+    # Two fully executable rollouts, one successful: s = 1/2 (Eq. (12)), as compute_metrics says.
+    key = ConditionKey("d", "m", "x")
+    batch = RolloutArrays([key], [0, 0], ["a"], [0, 0], [0, 1], [1, 1], [2, 2], [True, False], [-1, -1])
+    got = accumulate(batch).as_dict()[key].metrics().decomposition
+    assert (got.q, got.s, got.uninterrupted, got.fully_executable) == (1, Fraction(1, 2), 1, 2)
