@@ -1003,3 +1003,62 @@ def test_accumulator_decomposition_of_two_executable_rollouts() -> None:
     batch = RolloutArrays([key], [0, 0], ["a"], [0, 0], [0, 1], [1, 1], [2, 2], [True, False], [-1, -1])
     got = accumulate(batch).as_dict()[key].metrics().decomposition
     assert (got.q, got.s, got.uninterrupted, got.fully_executable) == (1, Fraction(1, 2), 1, 2)
+
+
+@pytest.mark.spec("ACC-BATCH")
+def test_batch_column_faults_are_named_exactly() -> None:
+    assert len(_batch()) == 2
+    for name in ("task", "trial", "T", "fed", "Y", "label"):
+        with pytest.raises(ValueError, match=f"^'{name}' has 1 entries, 'condition' has 2$"):
+            _batch(**{name: [0]})
+    for column, values, message in (
+        ("condition", [0, 1], "'condition' must index 'conditions'"),
+        ("condition", [-1, 0], "'condition' must index 'conditions'"),
+        ("task", [0, 2], "'task' must index 'tasks'"),
+        ("task", [-1, 0], "'task' must index 'tasks'"),
+    ):
+        with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+            _batch(**{column: values})
+    empty = _batch(condition=[], task=[], trial=[], T=[], fed=[], Y=[], label=[], conditions=[], tasks=[])
+    assert len(empty) == 0 and accumulate(empty) == AccumulatorSet.empty()
+
+
+@pytest.mark.spec("ACC-BATCH", "REC-UNIQUE")
+@pytest.mark.parametrize("offset", [0, 10**6, 2**40, 2**61])
+def test_trial_runs_on_every_key_path(offset: int) -> None:
+    # Offsets pick the flag-array path, the int32 and int64 sort paths and the lexsort path.
+    key = ConditionKey("d", "m", "x")
+    pairs = [(0, 5), (1, 0), (0, 3), (0, 4), (2, 9), (1, 1), (0, 0), (2, 7)]
+    n = len(pairs)
+
+    def batch(rows: list[tuple[int, int]]) -> RolloutArrays:
+        m = len(rows)
+        return RolloutArrays(
+            [key],
+            [0] * m,
+            ["a", "b", "c"],
+            [t for t, _ in rows],
+            [offset + tr for _, tr in rows],
+            [1] * m,
+            [2] * m,
+            [True] * m,
+            [-1] * m,
+        )
+
+    acc = accumulate(batch(pairs)).as_dict()[key]
+    want = [
+        [0, offset, offset + 1],
+        [0, offset + 3, offset + 6],
+        [1, offset, offset + 2],
+        [2, offset + 7, offset + 8],
+        [2, offset + 9, offset + 10],
+    ]
+    assert acc.trials.tolist() == want and acc.N == n
+    from prefixexec.kernel.accumulator import DuplicateRollout
+
+    repeated = [*pairs[:5], (2, 9), *pairs[5:]]  # row 5 repeats row 4
+    with pytest.raises(
+        DuplicateRollout, match=f"^d / m / x: task 'c', trial {offset + 9} occurs twice$"
+    ) as info:
+        accumulate(batch(repeated))
+    assert info.value.row == 5
