@@ -1062,3 +1062,22 @@ def test_trial_runs_on_every_key_path(offset: int) -> None:
     ) as info:
         accumulate(batch(repeated))
     assert info.value.row == 5
+
+
+@pytest.mark.spec("EQ-1", "INV-FED-RANGE")
+def test_outcome_fields_are_checked_with_exact_messages() -> None:
+    assert Outcome(T=1, fed=1).fed == 1 and Outcome(T=3, fed=4).fed == 4 and Outcome(T=2, fed=2).T == 2
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({"T": True, "fed": 1}, "'T' must be an integer >= 1: True"),
+        ({"T": 2.0, "fed": 1}, "'T' must be an integer >= 1: 2.0"),
+        ({"T": 0, "fed": 1}, "'T' must be an integer >= 1: 0"),
+        ({"T": 2, "fed": True}, "'fed' must be an integer: True"),
+        ({"T": 2, "fed": "1"}, "'fed' must be an integer: '1'"),
+        ({"T": 2, "fed": 0}, "'fed' must be in [1, T+1] = [1, 3]: 0"),
+        ({"T": 2, "fed": 4}, "'fed' must be in [1, T+1] = [1, 3]: 4"),
+    ]
+    for fields, message in cases:
+        with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+            Outcome(**fields)
+    call = ToolCall("f", {})
+    assert Outcome(T=2, fed=3, actions=[call, call]).actions == (call, call)
