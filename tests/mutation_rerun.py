@@ -12,6 +12,9 @@ Usage (in WORKDIR/stage/mutants of ``bash tests/mutation.sh WORKDIR``)::
 For each mutant name in MUTANTS_FILE (whitespace separated) it writes ``OUTDIR/<mutant>`` holding
 pytest's exit code (0: the mutant survived these tests; 1: a test failed, killed; 99: crashed or
 timed out after 180 s, counted as killed only if you decide so) and ``OUTDIR/<mutant>.log``.
+Arguments after the mutants file go to pytest as they are, e.g. ``-m "not hypothesis"`` for a
+first pass over the example tests only (a failing property test spends seconds shrinking, and
+pytest's traceback of a mutated module of 40,000 lines takes longer: hence ``--tb=no``).
 Mutants with a result already are skipped, so a stopped run resumes. The selection must pass
 without a mutant first.
 """
@@ -35,7 +38,7 @@ def _timeout(signum: int, frame: FrameType | None) -> None:
 def main(argv: list[str]) -> int:
     out, listing, tests = argv[0], argv[1], argv[2:]
     os.makedirs(out, exist_ok=True)
-    args = ["-q", "-x", "-p", "no:cacheprovider", *tests]
+    args = ["-q", "-x", "--tb=no", "-p", "no:cacheprovider", *tests]
     signal.signal(signal.SIGALRM, _timeout)
     os.environ["MUTANT_UNDER_TEST"] = ""
     with contextlib.redirect_stdout(io.StringIO()):
@@ -43,6 +46,14 @@ def main(argv: list[str]) -> int:
     print("baseline", baseline, flush=True)
     if baseline != 0:
         return 1
+    # A failing example only has to be found, not shrunk (shrinking took up to a minute a mutant).
+    from hypothesis import Phase, settings
+
+    current = settings()
+    settings.register_profile(
+        "mutation-rerun", current, phases=[Phase.explicit, Phase.reuse, Phase.generate]
+    )
+    settings.load_profile("mutation-rerun")
     with open(listing, encoding="utf-8") as f:
         names = f.read().split()
     for name in names:
