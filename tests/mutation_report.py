@@ -220,6 +220,12 @@ _add(
     ),
     *ns("xǁ_Sessionǁexecute", 25),
 )
+_add(
+    F,
+    killed("bfcl_success_failure_and_early_stop"),
+    *ns("xǁ_Sessionǁ__init__", 16),
+    *ns("xǁ_Sessionǁfinish", 7),
+)
 _add(F, killed("bfcl_inference_error_message"), *ns("x_inference_error_message", 3, 8))
 _add(
     F,

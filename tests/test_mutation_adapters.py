@@ -688,3 +688,18 @@ def test_bfcl_decoded_steps_are_counted_per_turn() -> None:
     step = DecodedStep((parse_call_string("cd(folder='document')"),))
     run = bfcl_semantics.make_run(task, [[step, step, DecodedStep(())], [], [step]])
     assert (run.decoded_steps, len(run.actions), run.turns) == ((2, 0, 1), 3, 3)
+
+
+@pytest.mark.spec("BFCL-SUCCESS", "BFCL-API")
+def test_bfcl_success_failure_and_early_stop() -> None:
+    # Y = 1 on the ground truth itself, and then no failure (None, as Evaluation documents).
+    gold = [list(turn) for turn in bfcl.gold_turns("multi_turn_base_0")]
+    evaluation = bfcl.replay_calls("multi_turn_base_0", gold)
+    assert (evaluation.success, evaluation.failure, len(evaluation.records)) == (True, None, 10)
+    # Three of four turns: Y = 0 is decided before any call, so after replay's first rejection
+    # (call 2) nothing more runs: 2 records of the 7 calls.
+    short = gold[:3]
+    short[0].insert(1, "no_such_function(x=1)")
+    evaluation = bfcl.replay_calls("multi_turn_base_0", short)
+    assert (evaluation.success, evaluation.T, evaluation.fed, len(evaluation.records)) == (False, 7, 2, 2)
+    assert evaluation.failure == "force_terminated: the result has 3 turns, the ground truth 4"
