@@ -58,6 +58,24 @@ examples="${MUTATION_EXAMPLES:-20}"
 printf '\nsettings.register_profile("mutation", max_examples=%s, deadline=None)\n' "$examples" \
   >>"$stage/tests/conftest.py"
 printf 'settings.load_profile("mutation")\n' >>"$stage/tests/conftest.py"
+# mutmut forks each mutant's worker from the process that recorded which tests reach which
+# function: a functools cache filled there (BFCL's task(), chat's _validator) would hide the
+# mutant from the tests that reuse it. Clear them before every test (staged copy only).
+cat >>"$stage/tests/conftest.py" <<'PY'
+
+
+@pytest.fixture(autouse=True)
+def _mutation_fresh_caches():  # mutation runs only: no cached result crosses a test
+    import sys as _sys
+
+    for _name, _cached in (
+        ("prefixexec.adapters.bfcl.semantics", "task"),
+        ("prefixexec.adapters.chat.semantics", "_validator"),
+    ):
+        if _name in _sys.modules:
+            getattr(_sys.modules[_name], _cached).cache_clear()
+    yield
+PY
 {
   echo "[mutmut]"
   echo "source_paths ="
