@@ -703,3 +703,40 @@ def test_bfcl_success_failure_and_early_stop() -> None:
     evaluation = bfcl.replay_calls("multi_turn_base_0", short)
     assert (evaluation.success, evaluation.T, evaluation.fed, len(evaluation.records)) == (False, 7, 2, 2)
     assert evaluation.failure == "force_terminated: the result has 3 turns, the ground truth 4"
+
+
+@pytest.mark.spec("BFCL-LINEAR", "BFCL-STATE")
+def test_bfcl_semantics_misuse_is_named_and_calls_return_their_results() -> None:
+    # Mutants of BfclSemantics and evaluate checked after the run (tests/mutation-adapters.md).
+    from prefixexec.adapters.bfcl.execute import instance_snapshot
+    from prefixexec.adapters.bfcl.semantics import StaleStateError
+
+    task = bfcl.task("multi_turn_base_0")
+    run = bfcl_semantics.run_from_strings(task, [["cd(folder='document')", "ls()"], [], [], []])
+    semantics = bfcl_semantics.BfclSemantics(track_success=False)
+    state = semantics.initial_state(run)
+    once = "a BfclSemantics replays one rollout; make a new one for the next"
+    with pytest.raises(RuntimeError, match=rf"^{once}$"):
+        semantics.initial_state(run)
+    with pytest.raises(TypeError, match=r"^BFCL semantics steps BfclCall actions, got ToolCall$"):
+        semantics.step(state, ToolCall("cd", {"folder": "document"}))
+    first = semantics.step(state, run.actions[0])
+    assert not isinstance(first, Rejected)
+    with pytest.raises(StaleStateError, match=r"^this BFCL state was already stepped; states are used once$"):
+        semantics.step(state, run.actions[0])
+    second = semantics.step(first.state, run.actions[1])
+    assert not isinstance(second, Rejected)
+    # The observation of an accepted call is the call's own result: ls() lists the folder.
+    assert second.observation == semantics.session.records[1].result and second.observation
+    # evaluate keeps the final instance state only when asked to.
+    plain = bfcl_semantics.evaluate(run, success=False)
+    assert plain.state is None
+    kept = bfcl_semantics.evaluate(run, success=False, snapshot=True)
+    assert kept.state is not None and kept.state
+    again = bfcl_semantics.evaluate(run, success=False, snapshot=True)
+    assert kept.state == again.state
+    assert kept.state != instance_snapshot({})
+    # By default the semantics tracks BFCL's success too (the gold world runs beside replay).
+    tracking = bfcl_semantics.BfclSemantics()
+    tracking.initial_state(run)
+    assert tracking.session.track and tracking.session.gold is not None
