@@ -740,3 +740,31 @@ def test_bfcl_semantics_misuse_is_named_and_calls_return_their_results() -> None
     tracking = bfcl_semantics.BfclSemantics()
     tracking.initial_state(run)
     assert tracking.session.track and tracking.session.gold is not None
+
+
+@pytest.mark.spec("BFCL-STEP")
+def test_bfcl_actions_carry_their_arguments_turn_and_step() -> None:
+    from prefixexec.adapters.bfcl.parse import REPLY, DecodedStep, parse_call_string
+
+    def step(*calls: str) -> DecodedStep:
+        return DecodedStep(tuple(parse_call_string(c) for c in calls))
+
+    task = bfcl.task("multi_turn_base_0")
+    run = bfcl_semantics.make_run(
+        task,
+        [
+            [step("cd(folder='document')"), step("ls()", "mkdir(dir_name='x')"), REPLY],
+            [step("pwd()"), step("touch(file_name=TeamNotes.txt)")],
+            [],
+            [],
+        ],
+    )
+    got = [(a.name, dict(a.arguments), a.turn, a.step) for a in run.actions]
+    assert got == [
+        ("cd", {"folder": "document"}, 0, 0),
+        ("ls", {}, 0, 1),
+        ("mkdir", {"dir_name": "x"}, 0, 1),
+        ("pwd", {}, 1, 0),
+        ("touch", {}, 1, 1),  # a call with a parse fault has no arguments (its raw text is kept)
+    ]
+    assert run.actions[-1].call.fault is not None and run.turns == 4
