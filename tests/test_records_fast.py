@@ -234,6 +234,28 @@ def _reader_result(fn: Any) -> tuple[list[tuple[str, Rollout]], tuple[str, str] 
     return got, None
 
 
+def _assert_chunks_agree(
+    name: str, size: int, block: int, want: list[tuple[str, Rollout]], want_fault: tuple[str, str] | None
+) -> None:
+    """record_chunks(name, size, block) gives the reference's rows (keys and every column),
+    places and first fault."""
+    rows: list[RolloutArrays] = []
+    places: list[str] = []
+    fault = None
+    for arrays, wheres, error in record_chunks(name, size, block):
+        rows.append(arrays)
+        places.extend(wheres[i] for i in range(len(wheres)))
+        if error is not None:
+            fault = (error.where, error.what)
+    assert fault == want_fault
+    assert places == [w for w, _ in want]
+    expected = RolloutArrays.from_rollouts([r for _, r in want])
+    assert [a.key(i) for a in rows for i in range(len(a))] == [expected.key(i) for i in range(len(expected))]
+    for column in ("trial", "T", "fed", "Y", "label"):
+        joined = np.concatenate([getattr(a, column) for a in rows]) if rows else np.zeros(0)
+        assert joined.tolist() == getattr(expected, column).tolist(), column
+
+
 @pytest.mark.spec("REC-FORMAT", "REC-ERRORS")
 @given(jsonl_files(), st.integers(1, 5), st.sampled_from([1, 50, 200, 1 << 17]))
 def test_the_reader_gives_the_reference_rollouts_places_and_first_fault(
@@ -250,22 +272,7 @@ def test_the_reader_gives_the_reference_rollouts_places_and_first_fault(
     assert all(same_rollout(a, b) for (_, a), (_, b) in zip(got, want, strict=True))
     # The columns of record_chunks: the same rows, places and fault, in batches of `size` rows
     # made of blocks of `block` bytes.
-    rows: list[RolloutArrays] = []
-    places: list[str] = []
-    fault = None
-    for arrays, wheres, error in record_chunks(name, size, block):
-        rows.append(arrays)
-        places.extend(wheres[i] for i in range(len(wheres)))
-        if error is not None:
-            fault = (error.where, error.what)
-    assert fault == want_fault
-    assert places == [w for w, _ in want]
-    expected = RolloutArrays.from_rollouts([r for _, r in want])
-    keys = [a.key(i) for a in rows for i in range(len(a))]
-    assert keys == [expected.key(i) for i in range(len(expected))]
-    for column in ("trial", "T", "fed", "Y", "label"):
-        joined = np.concatenate([getattr(a, column) for a in rows]) if rows else np.zeros(0)
-        assert joined.tolist() == getattr(expected, column).tolist(), column
+    _assert_chunks_agree(name, size, block, want, want_fault)
 
 
 @pytest.mark.spec("REC-FORMAT")
@@ -437,18 +444,4 @@ def test_block_reader_learns_names_and_reads_any_number_of_them(
     path = tmp_path / "r.jsonl"
     path.write_text("".join(lines), encoding="utf-8")
     want, want_fault = _reader_result(lambda: legacy_iter_lines(str(path), open_lines(str(path))))
-    places: list[str] = []
-    rows: list[RolloutArrays] = []
-    fault = None
-    for arrays, wheres, error in record_chunks(str(path), 64, 300):
-        rows.append(arrays)
-        places.extend(wheres[i] for i in range(len(wheres)))
-        if error is not None:
-            fault = (error.where, error.what)
-    assert fault == want_fault
-    assert places == [w for w, _ in want]
-    expected = RolloutArrays.from_rollouts([r for _, r in want])
-    assert [a.key(i) for a in rows for i in range(len(a))] == [expected.key(i) for i in range(len(expected))]
-    for column in ("T", "fed", "Y", "label"):
-        joined = np.concatenate([getattr(a, column) for a in rows])
-        assert joined.tolist() == getattr(expected, column).tolist(), column
+    _assert_chunks_agree(str(path), 64, 300, want, want_fault)
