@@ -113,10 +113,10 @@ def render_blocks(blocks: Sequence[Block], signature: str) -> str:
     (OUT-TABLE). Tables of printable ASCII text (the usual case) are laid out here, without
     importing rich (start-up, issue 16): each column as wide as its widest cell, cells padded
     with spaces, one space of padding and one separator between columns, a rule of '-' under the
-    header; tests/test_startup_table.py checks that this is rich's layout. Anything else (other
+    header; tests/test_startup.py checks that this is rich's layout. Anything else (other
     characters, markup) is laid out by rich itself.
     """
-    width = 0
+    column_widths: list[list[int]] = []
     for title, headers, rows in blocks:
         if not rows or not headers or not _plain(title):
             return render_blocks_rich(blocks, signature)
@@ -124,14 +124,11 @@ def render_blocks(blocks: Sequence[Block], signature: str) -> str:
             if len(row) != len(headers) or not all(_plain(cell) for cell in row):
                 return render_blocks_rich(blocks, signature)
         widths = [max(len(row[i]) for row in (headers, *rows)) for i in range(len(headers))]
-        if min(widths) == 0:  # an empty column
+        if min(widths) == 0 or sum(widths) + 2 * len(widths) >= _RICH_WIDTH:  # an empty or huge column
             return render_blocks_rich(blocks, signature)
-        width = max(width, sum(widths) + 2 * len(widths))
-    if width >= _RICH_WIDTH:
-        return render_blocks_rich(blocks, signature)
+        column_widths.append(widths)
     lines: list[str] = []
-    for title, headers, rows in blocks:
-        widths = [max(len(row[i]) for row in (headers, *rows)) for i in range(len(headers))]
+    for (title, headers, rows), widths in zip(blocks, column_widths, strict=True):
         # Each column but the last carries one space of padding on its right; columns are
         # joined by one space (the table's box draws no edges and spaces where columns meet).
         padded = [w + 1 for w in widths[:-1]] + [widths[-1]]
