@@ -386,6 +386,15 @@ def _state(**change: Any) -> dict[str, Any]:
     return state
 
 
+def _repeated(tasks: list[str]) -> dict[str, Any]:
+    """The one-task state of :func:`_state` for each of ``tasks`` (their trial ranges not set)."""
+    one = _state()
+    return {
+        "tasks": tasks,
+        **{k: one[k] * len(tasks) for k in ("fed_hist", "T_hist", "steps_by_T", "class_y")},
+    }
+
+
 def _acc(**change: Any) -> Accumulator:
     s = _state(**change)
     return Accumulator(s["tasks"], s["fed_hist"], s["T_hist"], s["steps_by_T"], s["class_y"], s["trials"])
@@ -399,23 +408,11 @@ def test_accumulator_state_faults_are_named_exactly() -> None:
         ({"fed_hist": [[1, 1]]}, "'fed_hist' has shape (1, 2), expected (1, 3)"),
         ({"trials": [[0, 0]]}, "'trials' has shape (1, 2), expected (m, 3)"),
         (
-            {
-                "tasks": ["b", "a"],
-                "fed_hist": [[1, 0, 1]] * 2,
-                "T_hist": [[1, 1]] * 2,
-                "steps_by_T": [[0, 2]] * 2,
-                "class_y": [cy] * 2,
-            },
+            _repeated(["b", "a"]),
             "'tasks' must be sorted and unique",
         ),
         (
-            {
-                "tasks": ["a", "a"],
-                "fed_hist": [[1, 0, 1]] * 2,
-                "T_hist": [[1, 1]] * 2,
-                "steps_by_T": [[0, 2]] * 2,
-                "class_y": [cy] * 2,
-            },
+            _repeated(["a", "a"]),
             "'tasks' must be sorted and unique",
         ),
         ({"steps_by_T": [[-1, 2]]}, "'steps_by_T' holds a negative number"),
@@ -819,17 +816,8 @@ def test_contains_at_the_boundaries_of_its_key_space() -> None:
 
 @pytest.mark.spec("ACC-STATE")
 def test_trial_ranges_must_be_canonical_across_tasks() -> None:
-    cy = _state()["class_y"][0]
-
     def three(trials: list[list[int]]) -> Accumulator:
-        return _acc(
-            tasks=["a", "b", "c"],
-            fed_hist=[[1, 0, 1]] * 3,
-            T_hist=[[1, 1]] * 3,
-            steps_by_T=[[0, 2]] * 3,
-            class_y=[cy] * 3,
-            trials=trials,
-        )
+        return _acc(**_repeated(["a", "b", "c"]), trials=trials)
 
     assert three([[0, 0, 2], [1, 0, 2], [2, 5, 7]]).N == 6
     message = "^'trials' must be sorted, disjoint and coalesced$"
