@@ -1,5 +1,5 @@
 """``python -m prefixexec``: runs the command line."""
 
-from prefixexec.cli import main
+from prefixexec.cli import run
 
-raise SystemExit(main())
+run()

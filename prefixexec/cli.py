@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, NoReturn, Protocol, cast
 
 from prefixexec._version import __version__
 
@@ -567,6 +567,42 @@ def adapter_hint(args: argparse.Namespace) -> str:
 
     found = hint(adapter, args.files)
     return "" if found is None else f"; {found}"
+
+
+def run() -> None:
+    """The ``prefixexec`` console script and ``python -m prefixexec``: :func:`main`, then exit.
+
+    When nothing is left for the interpreter to clean up, the process ends at once after its
+    standard streams are flushed, instead of tearing down every imported module (numpy's
+    teardown alone is about 25 ms, a fifth of scoring a small file: #16). See :func:`leave`.
+    """
+    leave(main())
+
+
+def leave(status: int) -> NoReturn:
+    """End the process with ``status``: at once (``os._exit``) when that loses nothing, else as
+    usual (``SystemExit``).
+
+    At once only when standard output and error flushed without error (a broken pipe keeps
+    Python's usual report), no thread but the main one is alive (a non-daemon thread would be
+    waited for) and no ``atexit`` callback is registered (whatever wants to clean up at exit
+    registers one: ``weakref.finalize``, ``tempfile`` directories, logging, matplotlib, Dask).
+    Every file this package writes is closed before its command returns (atomic writers).
+    """
+    import atexit
+    import os
+    import threading
+
+    count = getattr(atexit, "_ncallbacks", None)  # CPython's count of registered callbacks
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except (OSError, ValueError):  # broken pipe, closed stream: Python's own exit reports it
+        raise SystemExit(status) from None
+    if count is not None and count() == 0 and threading.active_count() == 1:
+        os._exit(status)
+    raise SystemExit(status)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

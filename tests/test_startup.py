@@ -3,6 +3,7 @@ its text is plain, exactly as rich lays it out; a one-line score loads no table 
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -91,3 +92,145 @@ def test_scoring_one_record_loads_no_table_package(tmp_path: Path) -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == ""
+
+
+# The exit (prefixexec.cli.leave): at once when that loses nothing, else Python's usual exit.
+
+
+class _Left(Exception):
+    """What the patched ``os._exit`` raises: the process would have ended at once."""
+
+
+@pytest.fixture
+def exits(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """``os._exit`` recorded instead of taken; no exit callback and one thread unless a test says so."""
+    import atexit
+    import os
+    import threading
+
+    taken: list[int] = []
+
+    def fake_exit(status: int) -> None:
+        taken.append(status)
+        raise _Left
+
+    monkeypatch.setattr(os, "_exit", fake_exit)
+    monkeypatch.setattr(atexit, "_ncallbacks", lambda: 0)
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+    return taken
+
+
+@pytest.mark.parametrize("status", [0, 1, 2])
+def test_leave_ends_at_once_with_the_status_when_nothing_is_left_to_clean_up(
+    exits: list[int], status: int
+) -> None:
+    from prefixexec.cli import leave
+
+    with pytest.raises(_Left):
+        leave(status)
+    assert exits == [status]
+
+
+def test_leave_exits_as_usual_when_an_exit_callback_or_a_thread_is_left(
+    exits: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import atexit
+    import threading
+
+    from prefixexec.cli import leave
+
+    monkeypatch.setattr(atexit, "_ncallbacks", lambda: 1)
+    with pytest.raises(SystemExit) as ended:
+        leave(2)
+    assert ended.value.code == 2
+    monkeypatch.setattr(atexit, "_ncallbacks", lambda: 0)
+    monkeypatch.setattr(threading, "active_count", lambda: 2)
+    with pytest.raises(SystemExit) as ended:
+        leave(1)
+    assert ended.value.code == 1
+    monkeypatch.delattr(atexit, "_ncallbacks")  # not CPython: no way to know, so the usual exit
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+    with pytest.raises(SystemExit) as ended:
+        leave(0)
+    assert ended.value.code == 0
+    assert exits == []
+
+
+def test_leave_exits_as_usual_when_standard_output_cannot_be_flushed(
+    exits: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from prefixexec.cli import leave
+
+    class Broken:
+        def flush(self) -> None:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(sys, "stdout", Broken())
+    with pytest.raises(SystemExit) as ended:
+        leave(0)
+    assert ended.value.code == 0
+    assert exits == []
+
+
+#: A script that runs the command line as the console script does, with an object whose
+#: finalizer reports the interpreter's teardown, and optionally an exit callback.
+RUN = (
+    "import sys\n"
+    "class Witness:\n"
+    "    def __del__(self):\n"
+    "        sys.stderr.write('teardown\\n')\n"
+    "witness = Witness()\n"
+    "{callback}"
+    "from prefixexec.cli import run\n"
+    "sys.argv = ['prefixexec'] + {argv!r}\n"
+    "run()\n"
+)
+
+
+def _run(argv: list[str], callback: str = "") -> subprocess.CompletedProcess[str]:
+    code = RUN.format(argv=argv, callback=callback)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+
+
+def test_the_console_script_skips_the_teardown_and_keeps_all_its_output(tmp_path: Path) -> None:
+    # Many conditions, so that the JSON document is far larger than a pipe's buffer: all of it
+    # arrives although the process ends without Python's teardown (the witness is not finalized).
+    path = tmp_path / "many.jsonl"
+    lines = [
+        f'{{"dataset": "d", "task_id": "t{i % 7}", "model": "m{i}", "method": "x", "success": false, '
+        f'"outcome": {{"T": 3, "fed": {1 + i % 3}, "label": "schema"}}}}\n'
+        for i in range(400)
+    ]
+    path.write_text("".join(lines), encoding="utf-8")
+    done = _run(["score", "--json", "--bootstrap", "0", str(path)])
+    assert done.returncode == 0, done.stderr
+    assert "teardown" not in done.stderr
+    assert len(done.stdout) > 1 << 17
+    document = json.loads(done.stdout)
+    assert len(document["conditions"]) == 400
+
+
+def test_the_console_script_keeps_the_status_and_message_of_bad_input(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"dataset": "d"}\n', encoding="utf-8")
+    done = _run(["score", "--bootstrap", "0", str(path)])
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.startswith(f"prefixexec: error: {path}:1: ")
+    assert "teardown" not in done.stderr
+
+
+def test_the_console_script_runs_exit_callbacks_and_the_teardown_when_some_are_registered(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "one.jsonl"
+    path.write_text(
+        '{"dataset": "d", "task_id": "t", "model": "m", "method": "x", "success": true, "outcome": {"T": 2, "fed": 3}}\n',
+        encoding="utf-8",
+    )
+    callback = "import atexit\natexit.register(lambda: sys.stderr.write('callback\\n'))\n"
+    done = _run(["score", "--bootstrap", "0", str(path)], callback)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("d / m\n")
+    assert "callback\n" in done.stderr
+    assert "teardown\n" in done.stderr
