@@ -225,7 +225,8 @@ def test_the_console_script_runs_exit_callbacks_and_the_teardown_when_some_are_r
 ) -> None:
     path = tmp_path / "one.jsonl"
     path.write_text(
-        '{"dataset": "d", "task_id": "t", "model": "m", "method": "x", "success": true, "outcome": {"T": 2, "fed": 3}}\n',
+        '{"dataset": "d", "task_id": "t", "model": "m", "method": "x", "success": true, '
+        '"outcome": {"T": 2, "fed": 3}}\n',
         encoding="utf-8",
     )
     callback = "import atexit\natexit.register(lambda: sys.stderr.write('callback\\n'))\n"
