@@ -19,13 +19,22 @@
 # the staged src/, default "src/prefixexec/kernel/*"; e.g. "src/prefixexec/adapters/bfcl/semantics.py"
 # with that adapter's tests in MUTATION_TESTS), MUTATION_PROBE and MUTATION_PROBE_TEST (a mutant that
 # must fail the probe test file, to show the tests import the mutated copy; default a kernel mutant
-# and tests/test_regression.py).
+# and tests/test_regression.py), MUTATION_BUDGET (seconds `mutmut run` may take, default 3600).
+#
+# Two phases, one command: `mutmut run` checks the mutants in its own order (those whose tests run
+# fastest first) for at most MUTATION_BUDGET seconds and is then stopped as Ctrl-C stops it (every
+# finished result kept). The mutants it did not check are left in the functions that nearly every
+# test reaches, where mutmut would rerun all those tests in a new process per mutant (about a
+# minute each here); tests/mutation_rerun.py checks them in one process against the whole test
+# selection: first without the property tests (-m "not hypothesis"), then the survivors of that
+# with them. tests/mutation_summary.py counts both phases and prints the whole command's wall time.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${PREFIXEXEC_TEST_VENV:-$repo/.venv-test}"
 work="${1:-$(mktemp -d "${TMPDIR:-/tmp}/prefixexec-mutation.XXXXXX")}"
 children="${MUTATION_CHILDREN:-2}"
 niceness="${MUTATION_NICE:-15}"
+budget="${MUTATION_BUDGET:-3600}"
 mutate="${MUTATION_MUTATE:-src/prefixexec/kernel/*}"
 probe="${MUTATION_PROBE:-prefixexec.kernel.metrics.x_compute_metrics__mutmut_1}"
 probe_test="${MUTATION_PROBE_TEST:-tests/test_regression.py}"
@@ -97,12 +106,34 @@ PY
 cd "$stage"
 start=$(date +%s)
 echo "mutation: mutmut $("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("mutmut"))')" \
-  "in $stage, tests: $tests"
-nice -n "$niceness" "$venv/bin/mutmut" run --max-children "$children" >"$work/run.log" 2>&1 || {
+  "in $stage, tests: $tests; mutmut run for at most $budget s"
+# setsid: mutmut and its workers in a process group of their own, apart from this script;
+# env --default-signal=INT: a background command of a script starts with Ctrl-C ignored, and
+# Python then never raises KeyboardInterrupt, which is how mutmut stops keeping its results.
+setsid env --default-signal=INT nice -n "$niceness" "$venv/bin/mutmut" run --max-children "$children" \
+  >"$work/run.log" 2>&1 &
+mutmut_pid=$!
+while kill -0 "$mutmut_pid" 2>/dev/null && [ $(($(date +%s) - start)) -lt "$budget" ]; do
+  sleep 5
+done
+stopped=0
+if kill -0 "$mutmut_pid" 2>/dev/null; then
+  stopped=1
+  echo "mutation: budget of $budget s reached: stopping mutmut run (Ctrl-C; finished results are kept)"
+  # Ctrl-C again every 20 s: before its mutation loop (stats, clean tests) mutmut's pytest takes
+  # the first one as the end of that test run and goes on.
+  for i in $(seq 120); do
+    kill -0 "$mutmut_pid" 2>/dev/null || break
+    if [ $((i % 20)) = 1 ]; then kill -INT "$mutmut_pid" 2>/dev/null || true; fi
+    sleep 1
+  done
+  kill -KILL -- "-$mutmut_pid" 2>/dev/null || true
+  wait "$mutmut_pid" || true
+elif ! wait "$mutmut_pid"; then
   tail -n 40 "$work/run.log" >&2
   exit 1
-}
-end=$(date +%s)
+fi
+mutmut_end=$(date +%s)
 # The tests import the mutated copy: prefixexec.kernel comes from mutants/src, and a known
 # mutant switched on through mutmut's trampoline (MUTANT_UNDER_TEST) fails a test that passes
 # without it.
@@ -122,21 +153,29 @@ end=$(date +%s)
   fi
   echo "mutation: checked: the tests import the mutated $module from $stage/mutants/src and $probe fails $probe_test"
 )
-"$venv/bin/mutmut" export-cicd-stats >/dev/null
 "$venv/bin/mutmut" results --all true >"$work/results.txt" || true
-"$venv/bin/python" - "$stage/mutants/mutmut-cicd-stats.json" "$work/results.txt" "$((end - start))" <<'EOF'
-import json
-import sys
-
-stats = json.load(open(sys.argv[1]))
-total = stats["total"]
-killed = stats["killed"]
-effective = total - stats.get("skipped", 0)
-print("mutation: " + ", ".join(f"{k} {v}" for k, v in stats.items()))
-print(f"mutation: wall time {int(sys.argv[3])} s")
-survivors = [ln.split(":")[0].strip() for ln in open(sys.argv[2]) if ln.rstrip().endswith(": survived")]
-print(f"mutation: {len(survivors)} survived")
-for name in survivors:
-    print(f"  {name}")
-EOF
-echo "mutation: details: cd $stage && $venv/bin/mutmut show MUTANT"
+# Phase two: what mutmut did not check, in one process (see the top of this file).
+sed -n 's/^ *\([^ ]*\): not checked$/\1/p' "$work/results.txt" >"$work/unchecked.txt"
+: >"$work/unchecked-survivors.txt"
+if [ -s "$work/unchecked.txt" ]; then
+  echo "mutation: $(wc -l <"$work/unchecked.txt") mutants not checked by mutmut run: rerun in one process"
+  rm -rf "$work/rerun-examples" "$work/rerun-all"
+  (
+    cd "$stage/mutants"
+    export PYTHONPATH=src
+    # shellcheck disable=SC2086  # the test files are words
+    nice -n "$niceness" "$venv/bin/python" "$repo/tests/mutation_rerun.py" "$work/rerun-examples" \
+      "$work/unchecked.txt" $tests -m "not hypothesis" >"$work/rerun-examples.log" 2>&1
+    while read -r name; do
+      if [ "$(cat "$work/rerun-examples/$name")" = 0 ]; then echo "$name"; fi
+    done <"$work/unchecked.txt" >"$work/unchecked-survivors.txt"
+    if [ -s "$work/unchecked-survivors.txt" ]; then
+      # shellcheck disable=SC2086
+      nice -n "$niceness" "$venv/bin/python" "$repo/tests/mutation_rerun.py" "$work/rerun-all" \
+        "$work/unchecked-survivors.txt" $tests >"$work/rerun-all.log" 2>&1
+    fi
+  )
+fi
+end=$(date +%s)
+"$venv/bin/python" "$repo/tests/mutation_summary.py" "$work" "$((mutmut_end - start))" "$((end - start))" "$stopped"
+echo "mutation: details: cd $stage && $venv/bin/mutmut show MUTANT; rerun logs in $work/rerun-*"
