@@ -425,14 +425,16 @@ def test_failed_runs_fail_their_vector(tmp_path: Path, capsys: pytest.CaptureFix
     failing.write_text("import sys\nsys.exit('broken: no input')\n", encoding="utf-8")
     two = tmp_path / "two.py"
     two.write_text('print(\'{"signature": "x", "conditions": []}\')\n', encoding="utf-8")
+    # Only the slow script gets the short timeout: an interpreter that prints one line can take
+    # more than half a second to start on a loaded machine (seen under load 8).
     cases = [
-        (slow, "timed out after 0.5 s"),
-        (chatty, "output is not valid JSON"),
-        (failing, "exited with status 1: broken: no input"),
-        (two, "expected exactly one condition object, got 0"),
+        (slow, "0.5", "timed out after 0.5 s"),
+        (chatty, "60", "output is not valid JSON"),
+        (failing, "60", "exited with status 1: broken: no input"),
+        (two, "60", "expected exactly one condition object, got 0"),
     ]
-    for script, message in cases:
-        args = ["conformance", "--command", f"{PY} {script}", "--only", "edge-n1", "--timeout", "0.5"]
+    for script, timeout, message in cases:
+        args = ["conformance", "--command", f"{PY} {script}", "--only", "edge-n1", "--timeout", timeout]
         code, out, _ = run(args, capsys)
         assert code == 1 and f"FAIL edge-n1: {message}" in out, out
 
