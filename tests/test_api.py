@@ -243,3 +243,19 @@ def test_read_takes_keyword_options() -> None:
         prefixexec.read("taubench", TAU, scorer="x")
     with pytest.raises(InputError, match="unknown adapter"):
         prefixexec.read("nope", TAU)
+
+
+@pytest.mark.spec("API-ARRAYS")
+def test_every_kernel_name_is_public_from_the_package() -> None:
+    # The package re-exports the kernel (its module docstring): every name of the kernel's
+    # __all__ is in prefixexec.__all__ and resolves, to the kernel's own object unless the
+    # Python API replaces it (estimators taking any array-like, API-ARRAYS).
+    import prefixexec
+    import prefixexec.api
+    import prefixexec.kernel
+
+    missing = sorted(set(prefixexec.kernel.__all__) - set(prefixexec.__all__))
+    assert missing == []
+    for name in prefixexec.kernel.__all__:
+        owner = prefixexec.api if hasattr(prefixexec.api, name) else prefixexec.kernel
+        assert getattr(prefixexec, name) is getattr(owner, name), name
