@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import sys
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Any, TextIO, cast
 
 import attrs
@@ -56,9 +56,18 @@ class Detection:
     why: str
 
 
+def last_part(path: str) -> str:
+    """``pathlib.Path(path).name`` without importing pathlib (start-up, #16): the last part of
+    the path that is neither empty nor ``.`` (``''`` if there is none)."""
+    separators = os.sep + (os.altsep or "")
+    parts = re.split(f"[{re.escape(separators)}]", path)
+    named = [part for part in parts if part not in ("", ".")]
+    return named[-1] if named else ""
+
+
 def _head(path: str) -> bytes:
     try:
-        with Path(path).open("rb") as handle:
+        with open(path, "rb") as handle:
             return handle.read(HEAD_BYTES)
     except FileNotFoundError:
         raise InputError(path, "no such file") from None
@@ -177,19 +186,20 @@ def detect(path: str) -> Detection:
     """The adapter that reads ``path`` (DETECT-*); InputError saying what it looks like otherwise."""
     if path == STDIN:
         return detect_stdin()
-    p = Path(path)
-    if p.is_dir():
-        if (p / TOOLSANDBOX_SUMMARY).is_file():
+    if os.path.isdir(path):
+        if os.path.isfile(os.path.join(path, TOOLSANDBOX_SUMMARY)):
             return Detection("toolsandbox", f"a directory with {TOOLSANDBOX_SUMMARY} (a ToolSandbox run)")
         runs = (
-            sorted(c.name for c in p.iterdir() if (c / TOOLSANDBOX_SUMMARY).is_file()) if p.exists() else []
+            sorted(c for c in os.listdir(path) if os.path.isfile(os.path.join(path, c, TOOLSANDBOX_SUMMARY)))
+            if os.path.exists(path)
+            else []
         )
         if runs:
             raise InputError(
                 path, f"is a folder of ToolSandbox runs: pass the run directories ({', '.join(runs)})"
             )
         raise InputError(path, f"is a directory without {TOOLSANDBOX_SUMMARY}: no adapter reads it")
-    if p.name == TOOLSANDBOX_SUMMARY:
+    if last_part(path) == TOOLSANDBOX_SUMMARY:
         return Detection("toolsandbox", f"named {TOOLSANDBOX_SUMMARY} (a ToolSandbox run)")
     head = _head(path)
     if head.startswith(PARQUET_MAGIC):
@@ -200,7 +210,7 @@ def detect(path: str) -> Detection:
         raise InputError(
             path, "is gzip-compressed: no adapter reads it compressed; decompress it first (gunzip)"
         )
-    if BFCL_NAME.match(p.name):
+    if BFCL_NAME.match(last_part(path)):
         return Detection("bfcl", "named BFCL_v<N>_<category>_result.json")
     try:
         text = head.decode("utf-8")

@@ -14,12 +14,17 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import InputError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+# pathlib and tempfile are imported where they are used: a command that writes no file (score to
+# the terminal) does not load them (start-up, #16).
 
 #: (device, inode) of the input files of the running command (set by :func:`set_inputs`).
 _INPUTS: dict[tuple[int, int], str] = {}
@@ -56,6 +61,8 @@ def _special(path: str) -> bool:
 def output_directory(path: str) -> Path:
     """The existing, writable directory ``path`` will be written into; InputError if there is
     none, if ``path`` names a directory, or if it is one of the inputs (HOSTILE-OUTPUT-*)."""
+    from pathlib import Path
+
     if not path:
         raise InputError("--output", "is empty: name a file to write")
     try:
@@ -82,6 +89,8 @@ def output_directory(path: str) -> Path:
 def _probe(path: str, directory: Path) -> None:
     """InputError unless a file can be made in ``directory`` (a real probe: ``os.access`` says
     yes to root on a read-only file system)."""
+    import tempfile
+
     try:
         fd, probe = tempfile.mkstemp(prefix=".prefixexec-", dir=directory)
     except OSError as exc:
@@ -115,6 +124,8 @@ def check_outputs(paths: Iterable[str | None], folder: str | None = None) -> Non
         _not_an_input(folder)
         if os.path.exists(folder) and not os.path.isdir(folder):
             raise InputError(folder, "cannot write the report: exists and is not a directory")
+        from pathlib import Path
+
         existing = Path(os.path.abspath(folder))
         while not existing.exists():  # the folder is made if missing: its nearest existing parent
             existing = existing.parent
@@ -135,6 +146,9 @@ def atomic_path(target: Path, suffix: str = "") -> Iterator[str]:
     if _special(str(target)):
         yield str(target)
         return
+    import tempfile
+    from pathlib import Path
+
     real = Path(os.path.realpath(target))
     if real.is_dir():
         raise InputError(str(target), "is a directory: name a file to write")

@@ -15,8 +15,8 @@ pyarrow is imported when a function needs it, so that the other adapters do not 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -94,7 +94,7 @@ def open_file(path: str) -> pq.ParquetFile:
     pa, _, pq = _pyarrow()
     if path == "-":
         raise InputError("-", "the parquet adapter reads files, not standard input")
-    if Path(path).is_dir():
+    if os.path.isdir(path):
         raise InputError(path, "is a directory, expected a Parquet file")
     try:
         check_schema(path, pq.read_schema(path))
@@ -525,6 +525,8 @@ def write_tables(tables: Iterable[pa.Table], path: str, row_group_rows: int = RO
     hold fewer); each row group's string columns get one dictionary (``unify_dictionaries``), so
     that readers decode them as dictionary pages, about twice as fast.
     """
+    from pathlib import Path
+
     from .files import atomic_path, output_directory
 
     pa, _, pq = _pyarrow()

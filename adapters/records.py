@@ -16,7 +16,6 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import cache
-from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 import attrs
@@ -210,7 +209,7 @@ def open_lines(path: str) -> Iterator[tuple[int, str]]:
         check_stdin()
         yield from bounded_lines(stream, "<stdin>")
         return
-    with file_faults(path, "a JSONL file"), Path(path).open(encoding="utf-8") as handle:
+    with file_faults(path, "a JSONL file"), open(path, encoding="utf-8") as handle:
         yield from bounded_lines(handle, path)
 
 
@@ -886,7 +885,7 @@ BLOCK_BYTES = 1 << 17
 def _blocks(path: str, size: int) -> Iterator[tuple[int, bytes, int]]:
     """``(number of the first line, bytes, line breaks)`` of whole lines of a file, about ``size``
     bytes each."""
-    with Path(path).open("rb") as handle:
+    with open(path, "rb") as handle:
         first = 1
         rest = b""
         while True:
@@ -911,7 +910,7 @@ def _blocks(path: str, size: int) -> Iterator[tuple[int, bytes, int]]:
 def _utf8(path: str) -> bool:
     """Whether the file is UTF-8 text (read in pieces; memory stays flat)."""
     decoder = codecs.getincrementaldecoder("utf-8")()
-    with Path(path).open("rb") as handle:
+    with open(path, "rb") as handle:
         try:
             while data := handle.read(1 << 20):
                 if data.isascii() and not decoder.getstate()[0]:

@@ -7,8 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from prefixexec.adapters.detect import detect, resolve
+from prefixexec.adapters.detect import detect, last_part, resolve
 from prefixexec.adapters.errors import InputError
 from prefixexec.cli import main
 
@@ -280,3 +282,14 @@ def test_a_bad_record_line_gets_the_record_readers_message(
     code, out, err = run(["score", str(path)], capsys)
     assert (code, out) == (2, "")
     assert err == f"prefixexec: error: {path}:1: missing field: one of 'actions' or 'outcome' is required\n"
+
+
+@pytest.mark.spec("DETECT-NAME")
+@given(
+    st.lists(st.sampled_from(["/", "//", ".", "..", "a", "b c", SUMMARY, f"{SUMMARY}.bak", "./"]), max_size=8)
+)
+def test_the_last_part_of_a_path_is_what_pathlib_names(pieces: list[str]) -> None:
+    # detect() tells a ToolSandbox summary by its name without importing pathlib (start-up):
+    # last_part must agree with pathlib on every path, e.g. "x/result_summary.json/." and "x//".
+    path = "".join(pieces)
+    assert last_part(path) == Path(path).name
