@@ -10,7 +10,8 @@ report as below. Report on a finished run (from the repository root)::
 
     .venv-test/bin/python tests/mutation_report.py WORKDIR [--confirm]
 
-It reads ``WORKDIR/results.txt`` (``mutmut results --all true``, written by mutation.sh) and
+It reads ``WORKDIR/results-final.txt`` (mutmut's results and those of the mutants mutation.sh
+checked in one process after its time budget; ``results.txt`` of an older run) and
 ``mutmut show`` of every survivor, and prints the counts and one markdown row per survivor with
 its verdict from :data:`VERDICTS` below (``not analysed`` when there is none). ``--confirm``
 checks every "killed by a new test" verdict with mutmut's own switch: in WORKDIR/stage/mutants,
@@ -267,9 +268,12 @@ _add(
 
 
 def results(work: Path) -> dict[str, str]:
-    """mutmut's status of every mutant: ``name -> status``."""
+    """The status of every mutant: ``name -> status``, from ``results-final.txt`` (mutmut's
+    statuses with those of the mutants mutation.sh checked in one process after its budget,
+    written by tests/mutation_summary.py) or, from an older run, ``results.txt``."""
     out: dict[str, str] = {}
-    for line in (work / "results.txt").read_text(encoding="utf-8").splitlines():
+    final = work / "results-final.txt"
+    for line in (final if final.exists() else work / "results.txt").read_text(encoding="utf-8").splitlines():
         name, sep, status = line.strip().rpartition(": ")
         if sep:
             out[name] = status

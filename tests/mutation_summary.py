@@ -5,7 +5,9 @@ Usage: python tests/mutation_summary.py WORKDIR MUTMUT_SECONDS TOTAL_SECONDS STO
 Reads ``WORKDIR/results.txt`` (``mutmut results --all true``: one ``name: status`` line per
 mutant) and, for the mutants mutmut did not check, the exit codes tests/mutation_rerun.py wrote
 in ``WORKDIR/rerun-examples`` (the example tests) and ``WORKDIR/rerun-all`` (the survivors of
-that, against every test of the selection). Not part of the test suite.
+that, against every test of the selection). Writes ``WORKDIR/results-final.txt``: mutmut's
+statuses with those of the rerun (0 survived, 1 killed, 99 timeout), which
+tests/mutation_report.py reads. Not part of the test suite.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import sys
 
 #: tests/mutation_rerun.py's exit codes.
 CODES = {"0": "survived", "1": "killed", "99": "crashed or timed out (180 s)"}
+#: The same as mutmut's statuses, for ``results-final.txt``.
+STATUSES = {"0": "survived", "1": "killed", "99": "timeout"}
 
 
 def _rerun(work: str, folder: str, name: str) -> str | None:
@@ -40,11 +44,15 @@ def main(argv: list[str]) -> int:
                 status[name] = state
     budget = ", stopped at the budget" if stopped else ""
     print(f"mutation: {len(status)} mutants; mutmut run ({mutmut_seconds} s{budget}): {_counts(status)}")
+    final: dict[str, str] = dict(status)
     for name, state in status.items():
         if state == "not checked":
             first = _rerun(work, "rerun-examples", name)
             code = _rerun(work, "rerun-all", name) if first == "0" else first
             status[name] = CODES.get(code or "", "not run") + " (in one process)"
+            final[name] = STATUSES.get(code or "", "not checked")
+    with open(os.path.join(work, "results-final.txt"), "w", encoding="utf-8") as f:
+        f.writelines(f"    {name}: {state}\n" for name, state in final.items())
     print(f"mutation: with the rerun in one process: {_counts(status)}")
     killed = sum(1 for s in status.values() if s.startswith("killed"))
     share = 100 * killed / max(len(status), 1)
