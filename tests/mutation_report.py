@@ -203,15 +203,7 @@ _add(
     ),
     *ns("xǁ_Sessionǁ__init__", 10),
 )
-_add(
-    F,
-    gap(
-        "calls in a step after a reply step of the same turn are kept as actions; BFCL-STEP says a "
-        "reply ends the turn in BFCL's loop (so BFCL never writes such steps) but not what the "
-        "adapter does with them: the spec should say, then a test can pin it"
-    ),
-    *ns("x_make_run", 7),
-)
+_add(F, killed("bfcl_call_steps_after_a_reply_step_of_the_same_turn_are_actions"), *ns("x_make_run", 7))
 _add(
     F,
     equivalent(

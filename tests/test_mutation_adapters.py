@@ -281,8 +281,7 @@ def test_missing_entity_ids_rules(message: str, arguments: dict[str, Any], ids: 
 @pytest.mark.spec("TAU-ENTITY")
 @pytest.mark.parametrize("word", ["error", "of", "the", "a", "an", "number", "new"])
 def test_missing_entity_ids_ignores_filler_words(word: str) -> None:
-    # The words the code leaves out when it relates a key to the message (they name no entity;
-    # the spec does not list them: see tests/mutation-adapters.md).
+    # The words TAU-ENTITY leaves out when it relates a key to the message (they name no entity).
     arguments = {f"{word}_code": "v1", "payment_id": "v2"}
     assert taubench.missing_entity_ids(f"{word} payment not found", arguments) == ("v2",)
 
@@ -768,3 +767,20 @@ def test_bfcl_actions_carry_their_arguments_turn_and_step() -> None:
         ("touch", {}, 1, 1),  # a call with a parse fault has no arguments (its raw text is kept)
     ]
     assert run.actions[-1].call.fault is not None and run.turns == 4
+
+
+@pytest.mark.spec("BFCL-STEP")
+def test_bfcl_call_steps_after_a_reply_step_of_the_same_turn_are_actions() -> None:
+    # BFCL's checker (eval_runner.py, multi-turn) skips a step that decodes to nothing and keeps
+    # the later steps of the turn: a reply is skipped, not the end of the turn's actions.
+    from prefixexec.adapters.bfcl.parse import REPLY, DecodedStep, parse_call_string
+
+    def step(*calls: str) -> DecodedStep:
+        return DecodedStep(tuple(parse_call_string(c) for c in calls))
+
+    task = bfcl.task("multi_turn_base_0")
+    run = bfcl_semantics.make_run(
+        task, [[step("ls()"), REPLY, step("pwd()"), REPLY, step("cd(folder='document')")], [], [], []]
+    )
+    assert [(a.name, a.turn, a.step) for a in run.actions] == [("ls", 0, 0), ("pwd", 0, 2), ("cd", 0, 4)]
+    assert run.decoded_steps == (3, 0, 0, 0)
