@@ -1012,10 +1012,11 @@ def test_batch_column_faults_are_named_exactly() -> None:
 
 
 @pytest.mark.spec("ACC-BATCH", "REC-UNIQUE")
-@pytest.mark.parametrize("offset", [0, 10**6, 10**9, 2**40, 2**61])
+@pytest.mark.parametrize("offset", [0, 10**6, 10**9, 2**40, 2**55, 2**60, 2**61])
 def test_trial_runs_on_every_key_path(offset: int) -> None:
     # Offsets pick the flag-array path, the int32 sort path (keys below 2^31, and with 10^9 up to
-    # 3 x 10^9 in [2^31, 2^32): int64), the int64 sort path and the lexsort path.
+    # 3 x 10^9 in [2^31, 2^32): int64), the int64 sort path (with 2^55 and 2^60 its keys are
+    # beyond float64's exact integers: runs computed in floats would be off) and the lexsort path.
     key = ConditionKey("d", "m", "x")
     pairs = [(0, 5), (1, 0), (0, 3), (0, 4), (2, 9), (1, 1), (0, 0), (2, 7)]
     n = len(pairs)
