@@ -162,7 +162,7 @@ if [ -s "$work/unchecked.txt" ]; then
   rm -rf "$work/rerun-examples" "$work/rerun-all"
   (
     cd "$stage/mutants"
-    export PYTHONPATH=src
+    export PYTHONPATH="src${PYTHONPATH:+:$PYTHONPATH}"  # and the caller's (a plugin in MUTATION_TESTS)
     # shellcheck disable=SC2086  # the test files are words
     nice -n "$niceness" "$venv/bin/python" "$repo/tests/mutation_rerun.py" "$work/rerun-examples" \
       "$work/unchecked.txt" $tests -m "not hypothesis" >"$work/rerun-examples.log" 2>&1

@@ -467,6 +467,7 @@ def environment(work: Path, adapter: str) -> dict[str, str]:
 def run(work: Path, adapters: list[str]) -> int:
     """Run mutation.sh for each adapter, then print its wall time and report."""
     status = 0
+    begin = time.monotonic()
     # The plugin's directory must exist when mutmut starts (Python caches a missing sys.path entry).
     (work / "plugin").mkdir(parents=True, exist_ok=True)
     shutil.copy(Path(__file__), work / "plugin" / "mutation_report.py")
@@ -487,6 +488,7 @@ def run(work: Path, adapters: list[str]) -> int:
         status = status or done.returncode
         if (work / adapter / "results.txt").exists():
             main([str(work / adapter)])
+    print(f"== all: wall time {time.monotonic() - begin:.0f} s", flush=True)
     return status
 
 
