@@ -45,10 +45,20 @@ def rollout_sets(draw: st.DrawFn, max_tasks: int = 6, max_trials: int = 4, max_t
     return out
 
 
+def assert_valid_states(accs: AccumulatorSet) -> None:
+    """Each accumulator, as accumulate or merge built it without checking (Accumulator._built),
+    passes the checking constructor (ACC-STATE) and equals the accumulator it makes."""
+    for _, acc in accs.items:
+        fields = (acc.tasks, acc.fed_hist, acc.T_hist, acc.steps_by_T, acc.class_y, acc.trials)
+        assert Accumulator(*fields) == acc
+        assert all(a.dtype == np.int64 and not a.flags.writeable for a in fields[1:])
+
+
 @pytest.mark.spec("ACC-STATE", "CONV-EXACT")
 @given(rollout_sets())
 def test_metrics_and_task_sums_equal_the_cohorts(rollouts: list[Rollout]) -> None:
     accs = AccumulatorSet.from_rollouts(rollouts)
+    assert_valid_states(accs)
     cohorts = group_by_condition(rollouts)
     assert accs.keys() == list(cohorts)
     union = sorted({r.task_id for r in rollouts} | {"zz-absent"})
@@ -162,6 +172,7 @@ def test_any_split_merged_in_any_order_equals_all_at_once(
     while len(pieces) > 1:
         i = rnd.randrange(len(pieces) - 1)
         pieces[i : i + 2] = [pieces[i].merge(pieces[i + 1])]
+        assert_valid_states(pieces[i])
     assert pieces[0] == whole
     assert merge_all(reversed([AccumulatorSet.from_rollouts([r]) for r in rollouts])) == whole
 
@@ -177,6 +188,7 @@ def test_merge_laws(rollouts: list[Rollout], rnd: random.Random) -> None:
     a, b, c = (AccumulatorSet.from_rollouts([r for r, o in zip(rollouts, owner, strict=True) if o == i])
                for i in range(3))  # fmt: skip
     empty = AccumulatorSet.empty()
+    assert_valid_states(a.merge(b).merge(c))
     assert a.merge(b) == b.merge(a)
     assert a.merge(b).merge(c) == a.merge(b.merge(c))
     assert a.merge(empty) == a == empty.merge(a)
