@@ -19,7 +19,7 @@
 # the staged src/, default "src/prefixexec/kernel/*"; e.g. "src/prefixexec/adapters/bfcl/semantics.py"
 # with that adapter's tests in MUTATION_TESTS), MUTATION_PROBE and MUTATION_PROBE_TEST (a mutant that
 # must fail the probe test file, to show the tests import the mutated copy; default a kernel mutant
-# and tests/test_regression.py), MUTATION_BUDGET (seconds `mutmut run` may take, default 3600).
+# and tests/test_regression.py; the probe test may carry pytest options, e.g. --deselect=...), MUTATION_BUDGET (seconds `mutmut run` may take, default 3600).
 #
 # Two phases, one command: `mutmut run` checks the mutants in its own order (those whose tests run
 # fastest first) for at most MUTATION_BUDGET seconds and is then stopped as Ctrl-C stops it (every
@@ -145,9 +145,11 @@ mutmut_end=$(date +%s)
   module="${module%.xǁ*}"
   "$venv/bin/python" -c "import $module as m, sys; sys.exit(0 if '/mutants/src/prefixexec/' in m.__file__ else 1)" \
     || { echo "mutation: the tests do not import the mutated $module" >&2; exit 1; }
-  "$venv/bin/python" -m pytest -q -p no:cacheprovider "$probe_test" >/dev/null \
+  # shellcheck disable=SC2086  # a test file and pytest options: words
+  "$venv/bin/python" -m pytest -q -p no:cacheprovider $probe_test >/dev/null \
     || { echo "mutation: $probe_test fails without a mutant" >&2; exit 1; }
-  if MUTANT_UNDER_TEST=$probe "$venv/bin/python" -m pytest -q -p no:cacheprovider "$probe_test" >/dev/null; then
+  # shellcheck disable=SC2086
+  if MUTANT_UNDER_TEST=$probe "$venv/bin/python" -m pytest -q -p no:cacheprovider $probe_test >/dev/null; then
     echo "mutation: mutant $probe is not active in the tests" >&2
     exit 1
   fi
