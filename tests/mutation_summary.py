@@ -57,9 +57,8 @@ def main(argv: list[str]) -> int:
     killed = sum(1 for s in status.values() if s.startswith("killed"))
     share = 100 * killed / max(len(status), 1)
     print(f"mutation: killed {killed} of {len(status)} = {share:.1f}% (equivalent mutants not left out)")
-    print(
-        f"mutation: wall time {seconds} s (mutmut run {mutmut_seconds} s, rerun {seconds - mutmut_seconds} s)"
-    )
+    rest = seconds - mutmut_seconds
+    print(f"mutation: wall time {seconds} s (mutmut run {mutmut_seconds} s; import check and rerun {rest} s)")
     survivors = sorted(n for n, s in status.items() if s.startswith("survived"))
     print(f"mutation: {len(survivors)} survived")
     for name in survivors:
