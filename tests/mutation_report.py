@@ -207,6 +207,14 @@ _add(F, killed("bfcl_call_steps_after_a_reply_step_of_the_same_turn_are_actions"
 _add(
     F,
     equivalent(
+        "a call with a parse fault has no keyword arguments (every ParsedCall the parser makes with a "
+        "fault leaves kwargs empty: adapters/bfcl/parse.py), so `dict(parsed.kwargs)` is `{}` for it too"
+    ),
+    *ns("x_make_run", 24),
+)
+_add(
+    F,
+    equivalent(
         "only results of decoded calls count for Y; the mutant adds those of undecoded calls, which "
         "are rejected before they run, with the result 'Error during execution: <the parse fault>', "
         "a text of the adapter that no ground-truth result can equal (argued, not proven)"
