@@ -375,9 +375,16 @@ def own_scorer_arguments(argv: Sequence[str]) -> list[str] | None:
     import sys
 
     def same(program: str | None, path: str) -> bool:
-        # The paths themselves, not where their links lead: two virtual environments share the
-        # interpreter binary but not their packages.
-        return program is not None and os.path.abspath(program) == os.path.abspath(path)
+        # The same folder and the same file: two virtual environments share the interpreter
+        # binary but not their packages (their folders differ), while one environment's
+        # python, python3 and python3.11 are links to one binary (a script made by pip starts
+        # with python3, the user may type python).
+        if program is None:
+            return False
+        a, b = os.path.abspath(program), os.path.abspath(path)
+        return os.path.dirname(a) == os.path.dirname(b) and (
+            a == b or os.path.realpath(a) == os.path.realpath(b)
+        )
 
     if len(argv) >= 3 and list(argv[1:3]) == ["-m", "prefixexec"]:
         return list(argv[3:]) if same(shutil.which(argv[0]), sys.executable) else None
