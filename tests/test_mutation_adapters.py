@@ -18,7 +18,7 @@ from prefixexec.adapters import AdapterOptions, InputError, bfcl, chat, taubench
 from prefixexec.adapters import inspect_logs as il
 from prefixexec.adapters import toolsandbox as tsb
 from prefixexec.adapters.bfcl import semantics as bfcl_semantics
-from prefixexec.adapters.bfcl.parse import ParsedCall
+from prefixexec.adapters.bfcl.parse import REPLY, DecodedStep, ParsedCall, parse_call_string
 from prefixexec.adapters.bfcl.semantics import CallRecord
 from prefixexec.adapters.inspect_logs.semantics import InspectCall, InspectSemantics, NoToolRule, no_tool_rule
 from prefixexec.adapters.labels import MASK, file_digest, load_label_rules, mask_arguments
@@ -635,7 +635,6 @@ def test_bfcl_withheld_value_across_several_user_messages() -> None:
 def test_bfcl_withheld_parameters_skip_calls_that_do_not_bind() -> None:
     # Only ground-truth calls that parse and name a known function are bound; others add nothing.
     from prefixexec.adapters.bfcl import backend
-    from prefixexec.adapters.bfcl.parse import parse_call_string
 
     entry = backend.entry("multi_turn_miss_param_2")
     calls = ["no_such_tool(file_name='TeamNotes.txt')", "touch(file_name=TeamNotes.txt)"]
@@ -681,11 +680,9 @@ def test_bfcl_replay_steps_each_action_once_in_order() -> None:
 def test_bfcl_decoded_steps_are_counted_per_turn() -> None:
     # BfclRun.decoded_steps: per turn, the number of steps handed to the executor; reply steps
     # (no call) are not actions and not counted.
-    from prefixexec.adapters.bfcl.parse import DecodedStep, parse_call_string
-
     task = bfcl.task("multi_turn_base_0")
-    step = DecodedStep((parse_call_string("cd(folder='document')"),))
-    run = bfcl_semantics.make_run(task, [[step, step, DecodedStep(())], [], [step]])
+    step = _bfcl_step("cd(folder='document')")
+    run = bfcl_semantics.make_run(task, [[step, step, REPLY], [], [step]])
     assert (run.decoded_steps, len(run.actions), run.turns) == ((2, 0, 1), 3, 3)
 
 
@@ -741,13 +738,14 @@ def test_bfcl_semantics_misuse_is_named_and_calls_return_their_results() -> None
     assert tracking.session.track and tracking.session.gold is not None
 
 
+def _bfcl_step(*calls: str) -> DecodedStep:
+    """A BFCL model step making ``calls`` (call strings as the model writes them)."""
+    return DecodedStep(tuple(parse_call_string(c) for c in calls))
+
+
 @pytest.mark.spec("BFCL-STEP")
 def test_bfcl_actions_carry_their_arguments_turn_and_step() -> None:
-    from prefixexec.adapters.bfcl.parse import REPLY, DecodedStep, parse_call_string
-
-    def step(*calls: str) -> DecodedStep:
-        return DecodedStep(tuple(parse_call_string(c) for c in calls))
-
+    step = _bfcl_step
     task = bfcl.task("multi_turn_base_0")
     run = bfcl_semantics.make_run(
         task,
@@ -773,11 +771,7 @@ def test_bfcl_actions_carry_their_arguments_turn_and_step() -> None:
 def test_bfcl_call_steps_after_a_reply_step_of_the_same_turn_are_actions() -> None:
     # BFCL's checker (eval_runner.py, multi-turn) skips a step that decodes to nothing and keeps
     # the later steps of the turn: a reply is skipped, not the end of the turn's actions.
-    from prefixexec.adapters.bfcl.parse import REPLY, DecodedStep, parse_call_string
-
-    def step(*calls: str) -> DecodedStep:
-        return DecodedStep(tuple(parse_call_string(c) for c in calls))
-
+    step = _bfcl_step
     task = bfcl.task("multi_turn_base_0")
     run = bfcl_semantics.make_run(
         task, [[step("ls()"), REPLY, step("pwd()"), REPLY, step("cd(folder='document')")], [], [], []]
