@@ -225,20 +225,8 @@ def test_accumulator_contains_is_set_membership(
     seen: set[tuple[int, int]], queries: list[tuple[int, int]], offset: int
 ) -> None:
     keys = [ConditionKey("d", "m", "x")]
-    rows = sorted(seen)
-    n = len(rows)
-    batch = RolloutArrays(
-        keys,
-        [0] * n,
-        [f"t{i}" for i in range(4)],
-        [t for t, _ in rows],
-        [offset + trial for _, trial in rows],
-        [1] * n,
-        [2] * n,
-        [True] * n,
-        [-1] * n,
-    )
-    acc = accumulate(batch).as_dict()[keys[0]]
+    rows = [(t, offset + trial) for t, trial in sorted(seen)]
+    acc = accumulate(_successes(keys[0], [f"t{i}" for i in range(4)], rows)).as_dict()[keys[0]]
     names = ["t2", "zz", "t0", "t3", "t1", "t4"]  # "zz" and "t4" were never seen
     task = np.array([q for q, _ in queries], dtype=np.int64)
     trial = np.array([offset + tr for _, tr in queries], dtype=np.int64)
@@ -246,17 +234,7 @@ def test_accumulator_contains_is_set_membership(
     want = [names[q] not in ("zz", "t4") and (int(names[q][1:]), tr) in seen for q, tr in queries]
     assert found.tolist() == want
     # AccumulatorSet.first_repeat: the first query row already seen, or None.
-    query = RolloutArrays(
-        keys,
-        [0] * len(queries),
-        names,
-        task.tolist(),
-        trial.tolist(),
-        [1] * len(queries),
-        [2] * len(queries),
-        [True] * len(queries),
-        [-1] * len(queries),
-    )
+    query = _successes(keys[0], names, list(zip(task.tolist(), trial.tolist(), strict=True)))
     first = AccumulatorSet([(keys[0], acc)]).first_repeat(query)
     assert first == (want.index(True) if any(want) else None)
 
@@ -754,12 +732,10 @@ def test_intervals_count_the_left_out_replicates_per_depth() -> None:
 # test with the mutation profile's 20 examples did not reach the boundary.
 
 
-def _seen(tasks: list[str], trials: list[list[int]]) -> Accumulator:
-    """The accumulator of one T=1, FED=2 success per (task, trial) listed."""
-    key = ConditionKey("d", "m", "x")
-    rows = [(j, t) for j, ts in enumerate(trials) for t in ts]
+def _successes(key: ConditionKey, tasks: list[str], rows: list[tuple[int, int]]) -> RolloutArrays:
+    """A batch of one condition: one T=1, FED=2 success per (task row, trial) in ``rows``."""
     n = len(rows)
-    batch = RolloutArrays(
+    return RolloutArrays(
         [key],
         [0] * n,
         tasks,
@@ -770,7 +746,13 @@ def _seen(tasks: list[str], trials: list[list[int]]) -> Accumulator:
         [True] * n,
         [-1] * n,
     )
-    return accumulate(batch).as_dict()[key]
+
+
+def _seen(tasks: list[str], trials: list[list[int]]) -> Accumulator:
+    """The accumulator of one T=1, FED=2 success per (task, trial) listed."""
+    key = ConditionKey("d", "m", "x")
+    rows = [(j, t) for j, ts in enumerate(trials) for t in ts]
+    return accumulate(_successes(key, tasks, rows)).as_dict()[key]
 
 
 @pytest.mark.spec("ACC-BATCH", "REC-UNIQUE")
@@ -1022,18 +1004,7 @@ def test_trial_runs_on_every_key_path(offset: int) -> None:
     n = len(pairs)
 
     def batch(rows: list[tuple[int, int]]) -> RolloutArrays:
-        m = len(rows)
-        return RolloutArrays(
-            [key],
-            [0] * m,
-            ["a", "b", "c"],
-            [t for t, _ in rows],
-            [offset + tr for _, tr in rows],
-            [1] * m,
-            [2] * m,
-            [True] * m,
-            [-1] * m,
-        )
+        return _successes(key, ["a", "b", "c"], [(t, offset + tr) for t, tr in rows])
 
     acc = accumulate(batch(pairs)).as_dict()[key]
     want = [
