@@ -271,13 +271,10 @@ def results(work: Path) -> dict[str, str]:
     """The status of every mutant: ``name -> status``, from ``results-final.txt`` (mutmut's
     statuses with those of the mutants mutation.sh checked in one process after its budget,
     written by tests/mutation_summary.py) or, from an older run, ``results.txt``."""
-    out: dict[str, str] = {}
+    from mutation_summary import read_statuses  # beside this file (tests/)
+
     final = work / "results-final.txt"
-    for line in (final if final.exists() else work / "results.txt").read_text(encoding="utf-8").splitlines():
-        name, sep, status = line.strip().rpartition(": ")
-        if sep:
-            out[name] = status
-    return out
+    return read_statuses(str(final if final.exists() else work / "results.txt"))
 
 
 def _function_line(source: Path, mutant: str) -> int:

@@ -34,14 +34,21 @@ def _counts(status: dict[str, str]) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(collections.Counter(status.values()).items()))
 
 
-def main(argv: list[str]) -> int:
-    work, mutmut_seconds, seconds, stopped = argv[0], int(argv[1]), int(argv[2]), argv[3] == "1"
+def read_statuses(path: str) -> dict[str, str]:
+    """``name -> status`` of a file of ``name: status`` lines (``mutmut results --all true``, or
+    ``results-final.txt``)."""
     status: dict[str, str] = {}
-    with open(os.path.join(work, "results.txt"), encoding="utf-8") as f:
+    with open(path, encoding="utf-8") as f:
         for line in f:
             name, sep, state = line.strip().rpartition(": ")
             if sep and name:
                 status[name] = state
+    return status
+
+
+def main(argv: list[str]) -> int:
+    work, mutmut_seconds, seconds, stopped = argv[0], int(argv[1]), int(argv[2]), argv[3] == "1"
+    status = read_statuses(os.path.join(work, "results.txt"))
     budget = ", stopped at the budget" if stopped else ""
     print(f"mutation: {len(status)} mutants; mutmut run ({mutmut_seconds} s{budget}): {_counts(status)}")
     final: dict[str, str] = dict(status)
