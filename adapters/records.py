@@ -545,6 +545,14 @@ class _collector_paused:
             gc.enable()
 
 
+def _joined(pieces: list[npt.NDArray[Any]]) -> npt.NDArray[Any]:
+    """The pieces of a column as one array, which becomes the list's only piece (an empty
+    column: an empty int64 array)."""
+    if len(pieces) != 1:
+        pieces[:] = [np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)]
+    return pieces[0]
+
+
 class _Codes:
     """Distinct values in first-seen order (``values``) and a code per row: the value's index
     among them. Codes are given a block at a time, while the block's strings are fresh in the
@@ -571,9 +579,7 @@ class _Codes:
         self.rows.append(values)
 
     def codes(self) -> IntArray:
-        if len(self.pieces) != 1:
-            self.pieces = [np.concatenate(self.pieces) if self.pieces else np.zeros(0, dtype=np.int64)]
-        return self.pieces[0]
+        return _joined(self.pieces)
 
     def values(self) -> list[Any]:
         return list(self.index)
@@ -676,10 +682,7 @@ class _Rows:
         return self.size
 
     def _column(self, name: str) -> npt.NDArray[Any]:
-        pieces = self.numbers[name]
-        if len(pieces) != 1:
-            pieces[:] = [np.concatenate(pieces)] if pieces else [np.zeros(0, dtype=np.int64)]
-        return pieces[0]
+        return _joined(self.numbers[name])
 
     def split(self, size: int) -> _Rows:
         """The first ``size`` rows as new columns; these keep the rest."""
