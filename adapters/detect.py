@@ -34,6 +34,8 @@ ZIP_MAGIC = b"PK\x03\x04"
 GZIP_MAGIC = b"\x1f\x8b"
 #: BFCL result files: ``BFCL_v<N>_<category>_result.json`` (DETECT-NAME).
 BFCL_NAME = re.compile(r"^BFCL_v\d+_.+_result\.json$")
+#: BFCL's score files: ``BFCL_v<N>_<category>_score.json``, its own verdicts, not model output.
+BFCL_SCORE_NAME = re.compile(r"^BFCL_v\d+_.+_score\.json$")
 TOOLSANDBOX_SUMMARY = "result_summary.json"
 
 #: How each adapter's input is called in messages.
@@ -212,6 +214,12 @@ def detect(path: str) -> Detection:
         )
     if BFCL_NAME.match(last_part(path)):
         return Detection("bfcl", "named BFCL_v<N>_<category>_result.json")
+    if BFCL_SCORE_NAME.match(last_part(path)):
+        raise InputError(
+            path,
+            "is a BFCL score file (BFCL's own verdicts, not model output): score the result file "
+            "BFCL_v<N>_<category>_result.json it was computed from",
+        )
     try:
         text = head.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -23,6 +23,27 @@ SUMMARY = "result_summary.json"
 #: gzip-compressed logs), refused with one error line. Written by hand from each file's
 #: documentation (SOURCE.md / README.md of its folder), not from the detector's output.
 EXPECTED: dict[str, str | None] = {
+    # bfcl-v4/SOURCE.md: BFCL result files (by name), BFCL's own score file and leaderboard CSVs.
+    "shared/fixtures/bfcl-v4/LICENSE": None,
+    "shared/fixtures/bfcl-v4/SOURCE.md": None,
+    "shared/fixtures/bfcl-v4/claude-sonnet-4-5-FC/BFCL_v4_multi_turn_base_result.json": "bfcl",
+    "shared/fixtures/bfcl-v4/claude-sonnet-4-5-FC/data_multi_turn.csv": None,
+    "shared/fixtures/bfcl-v4/deepseek-v3.1-terminus-FC/BFCL_v4_multi_turn_base_result.json": "bfcl",
+    "shared/fixtures/bfcl-v4/deepseek-v3.1-terminus-FC/BFCL_v4_multi_turn_base_score.json": None,
+    "shared/fixtures/bfcl-v4/deepseek-v3.1-terminus-FC/data_multi_turn.csv": None,
+    # tau2-leaderboard/SOURCE.md: tau2 results files; submission.json claims are not inputs.
+    "shared/fixtures/tau2-leaderboard/LICENSE": None,
+    "shared/fixtures/tau2-leaderboard/SOURCE.md": None,
+    "shared/fixtures/tau2-leaderboard/claude-sonnet-4-5_aide-platform.submission.json": None,
+    "shared/fixtures/tau2-leaderboard/claude-sonnet-4-5_airline_default_gpt4.1_1trials.json": "taubench",
+    "shared/fixtures/tau2-leaderboard/"
+    "ft-gpt-4.1-2025-04-14-sierra-tau2-full-sft-BzrYdMNm_retail_default_gpt-4.1_1trials.json": "taubench",
+    "shared/fixtures/tau2-leaderboard/gpt-4.1_retail_defautl_gpt-4.1_1trials.json": "taubench",
+    "shared/fixtures/tau2-leaderboard/gpt-oss-120b_openai.submission.json": None,
+    "shared/fixtures/tau2-leaderboard/langchain_agent_airline_2025-11-26_00-37-06.json": "taubench",
+    "shared/fixtures/tau2-leaderboard/toolorchestra_airline_gpt-5_1trial.json": "taubench",
+    "shared/fixtures/tau2-leaderboard/toolorchestra_nvidia.submission.json": None,
+    "shared/fixtures/tau2-leaderboard/toolorchestra_retail_gpt-5_1trial.json": "taubench",
     "shared/fixtures/inspect/2025-02-11T15-17-00-05-00_popularity_dPiJifoWeEQBrfWsAopzWr.eval": "inspect",
     "shared/fixtures/inspect/2025-09-23T08-09-58-04-00_theory-of-mind_bbB4eRCx2rFJLyPH42Cj9r.eval": "inspect",
     "shared/fixtures/inspect/LICENSE": None,
