@@ -87,3 +87,21 @@ __all__ = ["cohort_of", "cohorts", "common_horizon_cohorts", "label_code", "np",
 def monitor_cuts(draw: st.DrawFn, actions: Any) -> Any:
     """A prefix of ``actions`` (a tuple) of drawn length, possibly empty (the no-tool action)."""
     return tuple(actions)[: draw(st.integers(0, len(actions)))]
+
+
+@st.composite
+def trial_counts(draw: st.DrawFn, max_tasks: int = 12, max_trials: int = 8) -> tuple[list[int], list[int]]:
+    """Per-task (n, c) of a multi-trial run: n_j >= 1 trials, 0 <= c_j <= n_j (PASSK-*)."""
+    m = draw(st.integers(1, max_tasks))
+    n = draw(st.lists(st.integers(1, max_trials), min_size=m, max_size=m))
+    c = [draw(st.integers(0, nj)) for nj in n]
+    return n, c
+
+
+@st.composite
+def equal_trial_cohorts(draw: st.DrawFn, max_tasks: int = 10, max_trials: int = 5) -> tuple[int, Cohort]:
+    """(n, cohort) where every task t0, t1, ... has exactly n rollouts (trials)."""
+    n = draw(st.integers(1, max_trials))
+    m = draw(st.integers(1, max_tasks))
+    items = draw(st.lists(triples(8), min_size=n * m, max_size=n * m))
+    return n, cohort_of(items, [f"t{j}" for j in range(m) for _ in range(n)])

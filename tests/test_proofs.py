@@ -181,6 +181,8 @@ def property_test_names() -> set[str]:
     "INV-TER-HORIZON",
     "INV-PERM",
     "INV-ADDITIVE",
+    "PASSK-MONO",
+    "PASSK-K1",
 )
 def test_every_proven_marker_names_an_existing_theorem() -> None:
     markers = proven_markers()
