@@ -167,6 +167,22 @@ class Accumulator:
         out: IntArray = self.T_hist.sum(axis=1)
         return out
 
+    def trial_counts(self) -> tuple[IntArray, IntArray, IntArray]:
+        """Per task, in the order of :attr:`tasks`: its trials, its fully executable trials and
+        its successful trials (the n_j, e_j and c_j of pass^k, spec/passk.md)."""
+        executable: IntArray = self.class_y[:, 0] + self.class_y[:, 1]
+        successes: IntArray = self.class_y[:, 1::2].sum(axis=1)
+        return self.counts(), executable, successes
+
+    def distinct_trials(self) -> int:
+        """The number of distinct trial numbers over every task (tau-bench v1's n, PASSK-TRIALS)."""
+        total, end = 0, -1
+        for lo, hi in sorted((int(lo), int(hi)) for _, lo, hi in self.trials.tolist()):
+            if hi > end:
+                total += hi - max(lo, end)
+                end = hi
+        return total
+
     # -- merging -------------------------------------------------------------------------------
 
     def merge(self, other: Accumulator) -> Accumulator:

@@ -148,12 +148,16 @@ def task_columns(n: Sequence[int], c: Sequence[int], k: int, at_least_one: bool)
     return np.array(num, dtype=dtype), np.full(len(ns), L, dtype=dtype)
 
 
-def replicates(W: IntArray, num: Any, den: Any) -> FloatArray:
-    """PASSK-BOOT: the B replicates ``(W @ num) / (W @ den)`` of one metric, each exact and
-    rounded once (BOOT-REPLICATE), from the resample counts ``W`` (B x tasks, BOOT-DRAW) and the
-    columns of :func:`task_columns` (a drawn task brings all its trials, BOOT-CLUSTER)."""
-    Z = weighted_sums(W, np.column_stack([num, den]))
-    return _ratio(Z[0], Z[1])
+def replicates(W: IntArray, columns: Sequence[tuple[Any, Any]]) -> FloatArray:
+    """PASSK-BOOT: for each ``(num, den)`` of :func:`task_columns`, the B replicates
+    ``(W @ num) / (W @ den)``, each exact and rounded once (BOOT-REPLICATE), as one row of the
+    result (columns x B), from the resample counts ``W`` (B x tasks, BOOT-DRAW; a drawn task
+    brings all its trials, BOOT-CLUSTER). One product for every column."""
+    if not columns:
+        return np.zeros((0, W.shape[0]), dtype=np.float64)
+    X = np.column_stack([x for pair in columns for x in pair])
+    Z = weighted_sums(W, X)
+    return np.stack([_ratio(Z[2 * i], Z[2 * i + 1]) for i in range(len(columns))])
 
 
 __all__ = [

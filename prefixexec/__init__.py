@@ -87,6 +87,7 @@ if TYPE_CHECKING:
         primary_label,
         replay,
     )
+    from prefixexec.ranking.api import leaderboard
 
 #: The kernel's names re-exported here, imported on first use: ``import prefixexec`` (as for
 #: ``prefixexec --version``) loads neither numpy nor the kernel.
@@ -179,6 +180,10 @@ def __getattr__(name: str) -> Any:
         import prefixexec.adapters as adapters
 
         return getattr(adapters, name)
+    if name == "leaderboard":  # LB-API
+        from prefixexec.ranking.api import leaderboard
+
+        return leaderboard
     if name == "read_records":
         from prefixexec.adapters.records import read_records
 
@@ -220,6 +225,7 @@ __all__ = [
     "first_error_depth",
     "group_by_condition",
     "label_counts",
+    "leaderboard",
     "mean_fed",
     "metrics",
     "n_k",

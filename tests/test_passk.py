@@ -188,7 +188,7 @@ def test_replicates_are_weighted_task_means(
         float(sum((int(w) * v for w, v in zip(row, per_task, strict=True)), Fraction(0)) / int(row.sum()))
         for row in W
     ]
-    assert replicates(W, num, den).tolist() == expected
+    assert replicates(W, [(num, den)])[0].tolist() == expected
 
 
 @pytest.mark.spec("PASSK-BOOT")
@@ -199,7 +199,7 @@ def test_huge_binomials_stay_exact() -> None:
     num, den = task_columns(n, c, 100, False)
     assert num.dtype == object
     W = np.array([[2, 0], [1, 1]], dtype=np.int64)
-    got = replicates(W, num, den)
+    got = replicates(W, [(num, den), task_columns(n, c, 1, True)])[0]
     first = Fraction(math.comb(150, 100), math.comb(200, 100))
     both = (first + Fraction(math.comb(120, 100), math.comb(199, 100))) / 2
     assert got.tolist() == [float(first), float(both)]

@@ -1,0 +1,240 @@
+"""The leaderboard's tables: terminal, Markdown, LaTeX and CSV (spec: LB-OUTPUT).
+
+Every writer reads the ``leaderboard --json`` document (:func:`~.core.leaderboard_document`) and
+lays out the same :class:`Table` values, so the formats cannot disagree: per dataset the systems
+with each metric's value and interval, their ranks with rank intervals, Kendall's tau-b against
+the success ranking, and the pairs that success and another metric order differently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from prefixexec.report.tables import _csv, md_escape, tex_escape
+from prefixexec.scoring import half_up, render_blocks
+
+from .core import TITLES
+
+#: Decimals of printed ratios, ranks and tau-b.
+DIGITS = 2
+
+
+@attrs.frozen(slots=True)
+class Table:
+    """A titled table of printed cells (the first column names the row)."""
+
+    title: str
+    headers: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+
+def metric_title(metric: str, k: int) -> str:
+    """``pass^k`` with the leaderboard's k (``pass^4``), other metrics by their printed name."""
+    return TITLES[metric].replace("^k", f"^{k}")
+
+
+def _num(value: float | None, digits: int = DIGITS) -> str:
+    return "n/a" if value is None else half_up(value, digits)
+
+
+def _with_ci(value: float | None, ci: Sequence[float] | None, digits: int = DIGITS) -> str:
+    text = _num(value, digits)
+    if value is None or ci is None:
+        return text
+    return f"{text} [{half_up(ci[0], digits)}, {half_up(ci[1], digits)}]"
+
+
+def _rank(value: float | None) -> str:
+    """A rank: whole ranks as integers, average ranks of ties and interval ends to 1 decimal."""
+    if value is None:
+        return "n/a"
+    return str(int(value)) if float(value).is_integer() else half_up(value, 1)
+
+
+def _rank_with_ci(cell: Mapping[str, Any]) -> str:
+    text = _rank(cell.get("rank"))
+    ci = cell.get("rank_ci")
+    return text if cell.get("rank") is None or ci is None else f"{text} [{_rank(ci[0])}, {_rank(ci[1])}]"
+
+
+def dataset_title(ds: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
+    """``tau-bench/airline: 9 systems on 50 tasks, k = 1, B = 10000 task resamples``."""
+    tasks = ds["tasks"]
+    text = f"{ds['dataset']}: {len(ds['systems'])} systems on {tasks['scored']} tasks"
+    if tasks["dropped"]:
+        text += f" (--shared-tasks: {tasks['dropped']} of {tasks['union']} tasks dropped: not shared by all)"
+    text += f", pass^k and TER^k at k = {ds['k']} (trials: {settings['trials']})"
+    if settings["bootstrap"]:
+        text += f", {settings['bootstrap']} task resamples, level {settings['level']:g}"
+    return text
+
+
+def dataset_tables(ds: Mapping[str, Any], settings: Mapping[str, Any]) -> list[Table]:
+    """The four tables of one dataset (the last two only when there is something to show)."""
+    k = ds["k"]
+    shown, ranked = ds["shown"], ds["ranked"]
+    head = dataset_title(ds, settings)
+    systems = [
+        (
+            s["system"],
+            str(s["N"]),
+            *(_with_ci(s["metrics"][m]["value"], s["metrics"][m].get("ci")) for m in shown),
+        )
+        for s in ds["systems"]
+    ]
+    tables = [
+        Table(
+            f"{head}: values [interval]",
+            ("system", "N", *(metric_title(m, k) for m in shown)),
+            tuple(systems),
+        ),
+        Table(
+            f"{ds['dataset']}: rank per metric (1 = best, ties averaged) [rank interval]",
+            ("system", *(metric_title(m, k) for m in ranked)),
+            tuple((s["system"], *(_rank_with_ci(s["metrics"][m]) for m in ranked)) for s in ds["systems"]),
+        ),
+    ]
+    if ds["kendall"]:
+        tables.append(
+            Table(
+                f"{ds['dataset']}: Kendall's tau-b between the success ranking and each metric's",
+                ("metric", "tau-b", "systems", "concordant", "discordant", "ties (success)", "ties (metric)"),
+                tuple(
+                    (
+                        metric_title(t["metric"], k),
+                        _with_ci(t["tau_b"], t.get("ci")),
+                        str(t["systems"]),
+                        str(t["concordant"]),
+                        str(t["discordant"]),
+                        str(t["ties_success"]),
+                        str(t["ties_metric"]),
+                    )
+                    for t in ds["kendall"]
+                ),
+            )
+        )
+    if ds["flips"]:
+        boot = bool(settings["bootstrap"])
+        extra = (
+            ("resamples: success first/tie/second", "metric first/tie/second", "orders differ")
+            if boot
+            else ()
+        )
+        rows = []
+        for f in ds["flips"]:
+            row = [
+                metric_title(f["metric"], k),
+                f["first"],
+                f["success_order"],
+                f["metric_order"],
+                f["second"],
+            ]
+            if boot:
+                r = f["resamples"]
+                row += [_shares(r["success"]), _shares(r["metric"]), _num(r["differ"])]
+            rows.append(tuple(row))
+        tables.append(
+            Table(
+                f"{ds['dataset']}: pairs that success and another metric order differently",
+                ("metric", "first", "success", "metric order", "second", *extra),
+                tuple(rows),
+            )
+        )
+    return tables
+
+
+def _shares(s: Mapping[str, float]) -> str:
+    return f"{_num(s['first'])}/{_num(s['tie'])}/{_num(s['second'])}"
+
+
+def _all_tables(document: Mapping[str, Any]) -> list[Table]:
+    return [t for ds in document["datasets"] for t in dataset_tables(ds, document["settings"])]
+
+
+def leaderboard_text(document: Mapping[str, Any]) -> str:
+    """The terminal table (OUT-TABLE's layout): every table of every dataset, then the signature."""
+    blocks = [(t.title, t.headers, t.rows) for t in _all_tables(document)]
+    return render_blocks(blocks, document["signature"])
+
+
+def leaderboard_md(document: Mapping[str, Any]) -> str:
+    """Markdown: a heading and a pipe table per table, then the signature."""
+    lines: list[str] = []
+    for t in _all_tables(document):
+        lines += [f"### {md_escape(t.title)}", ""]
+        lines.append("| " + " | ".join(md_escape(h) for h in t.headers) + " |")
+        lines.append("|" + "|".join(":--" if i == 0 else "--:" for i in range(len(t.headers))) + "|")
+        lines += ["| " + " | ".join(md_escape(c) for c in row) + " |" for row in t.rows]
+        lines.append("")
+    lines.append(f"signature: `{document['signature']}`")
+    return "\n".join(lines) + "\n"
+
+
+def leaderboard_tex(document: Mapping[str, Any]) -> str:
+    """LaTeX (booktabs): one table environment per table, caption = its title."""
+    out: list[str] = [f"% {document['signature']}", "% needs \\usepackage{booktabs}"]
+    for t in _all_tables(document):
+        spec = "l" + "r" * (len(t.headers) - 1)
+        out += [
+            r"\begin{table}[t]",
+            r"\centering\small",
+            rf"\caption{{{tex_escape(t.title)}}}",
+            rf"\begin{{tabular}}{{{spec}}}",
+            r"\toprule",
+            " & ".join(tex_escape(h) for h in t.headers) + r" \\",
+            r"\midrule",
+            *(" & ".join(tex_escape(c) for c in row) + r" \\" for row in t.rows),
+            r"\bottomrule",
+            r"\end{tabular}",
+            r"\end{table}",
+            "",
+        ]
+    return "\n".join(out)
+
+
+def leaderboard_csv(document: Mapping[str, Any]) -> str:
+    """CSV: one row per system per dataset, full precision (the JSON has the rest).
+
+    Per ranked metric ``X``: ``X``, ``X_exact``, ``X_lo``, ``X_hi``, ``X_rank``, ``X_rank_lo``,
+    ``X_rank_hi`` (empty when undefined or without intervals); every row carries the k, the
+    trial convention and the signature.
+    """
+    ranked = document["settings"]["metrics"]
+    header = ["dataset", "system", "model", "method", "N", "tasks", "k", "trials"]
+    for m in ranked:
+        header += [m, f"{m}_exact", f"{m}_lo", f"{m}_hi", f"{m}_rank", f"{m}_rank_lo", f"{m}_rank_hi"]
+    rows: list[list[str]] = [[*header, "signature"]]
+    for ds in document["datasets"]:
+        for s in ds["systems"]:
+            row = [ds["dataset"], s["system"], s["model"], s["method"], str(s["N"]), str(s["tasks"])]
+            row += [str(ds["k"]), document["settings"]["trials"]]
+            for m in ranked:
+                cell = s["metrics"][m]
+                ci, rank_ci = cell.get("ci"), cell.get("rank_ci")
+                row += [
+                    _full(cell["value"]),
+                    cell["exact"] or "",
+                    _full(None if ci is None else ci[0]),
+                    _full(None if ci is None else ci[1]),
+                    _full(cell.get("rank")),
+                    _full(None if rank_ci is None else rank_ci[0]),
+                    _full(None if rank_ci is None else rank_ci[1]),
+                ]
+            rows.append([*row, document["signature"]])
+    return _csv(rows)
+
+
+def _full(value: float | None) -> str:
+    return "" if value is None else repr(float(value))
+
+
+#: ``--format`` -> writer.
+WRITERS = {
+    "text": leaderboard_text,
+    "md": leaderboard_md,
+    "tex": leaderboard_tex,
+    "csv": leaderboard_csv,
+}
