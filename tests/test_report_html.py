@@ -62,7 +62,7 @@ class Resources(HTMLParser):
             self.links += [v or "" for k, v in attrs if k in ("src", "href")]
 
 
-@pytest.mark.spec("REP-HTML")
+@pytest.mark.spec("REP-HTML", "LB-REPORT")
 def test_page_is_self_contained(page: Path) -> None:
     parser = Resources()
     parser.feed(page.read_text(encoding="utf-8"))
@@ -71,13 +71,15 @@ def test_page_is_self_contained(page: Path) -> None:
     assert parser.script_sources == [None] and "link" not in parser.tags
     files = set(json.loads((page.parent / "summary.json").read_text(encoding="utf-8"))["files"])
     images = [link for link in parser.links if link.startswith("data:image/png;base64,")]
-    assert len(images) == 3 and all(link in files for link in parser.links if link not in images)
+    # PEC, PEC_elig, labels and the leaderboard (LB-REPORT).
+    assert len(images) == 4 and all(link in files for link in parser.links if link not in images)
     # main, checkpoints, labels, decomposition x 3 blocks, and the drill-down table
-    assert parser.tags.count("table") == 3 * 4 + 1
-    assert parser.tags.count("img") == 3
+    # and the leaderboard's three tables of each of the 2 datasets (LB-REPORT)
+    assert parser.tags.count("table") == 3 * 4 + 1 + 2 * 3
+    assert parser.tags.count("img") == 4
 
 
-@pytest.mark.spec("REP-HTML")
+@pytest.mark.spec("REP-HTML", "LB-REPORT")
 def test_page_renders_in_headless_chromium(page: Path, tmp_path: Path) -> None:
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     assert browser is not None, (
@@ -103,7 +105,7 @@ def test_page_renders_in_headless_chromium(page: Path, tmp_path: Path) -> None:
     seen = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
     assert seen["title"] == "prefixexec report"
     images = {i["id"]: i for i in seen["images"]}
-    assert set(images) == {"figure-pec", "figure-pec-elig", "figure-labels"}
+    assert set(images) == {"figure-pec", "figure-pec-elig", "figure-labels", "figure-leaderboard"}
     for image in images.values():
         # Decoded (natural size = the PNG's pixels, 150 dpi) and laid out on the page.
         assert image["complete"] and image["width"] > 300 and image["height"] > 300 and image["shown"] > 100
@@ -111,6 +113,8 @@ def test_page_renders_in_headless_chromium(page: Path, tmp_path: Path) -> None:
     assert sorted(tables) == sorted(
         [f"{kind}-{i}" for kind in ("main", "checkpoints", "labels", "decomposition") for i in range(3)]
         + ["drill"]
+        # LB-REPORT: per dataset (alpha, beta) the sortable systems table, tau-b and flipped pairs.
+        + [f"leaderboard-{i}{part}" for i in range(2) for part in ("", "-2", "-3")]
     )
     # alpha / m1 has 3 methods, alpha / m2 and beta / m1 have 2: header row + one row per method.
     assert [tables[f"main-{i}"]["rows"] for i in range(3)] == [4, 3, 3]

@@ -602,13 +602,25 @@ def leaderboard_document(
     settings: BootstrapSettings | None,
     options: LeaderboardOptions,
     signature: str,
+    skip_unshared: bool = False,
 ) -> dict[str, Any]:
-    """The ``leaderboard --json`` document (LB-JSON): one leaderboard per dataset, in order."""
+    """The ``leaderboard --json`` document (LB-JSON): one leaderboard per dataset, in order.
+
+    ``skip_unshared`` (the report's leaderboard, LB-REPORT): a dataset whose systems share no
+    task is listed under ``skipped`` with the reason instead of being an error.
+    """
     by_dataset: dict[str, list[tuple[ConditionKey, Accumulator]]] = {}
     for key, acc in accumulators.items:
         by_dataset.setdefault(key.dataset, []).append((key, acc))
     if not by_dataset:
         raise InputError("input", "no rollouts to rank")
+    datasets: list[dict[str, Any]] = []
+    skipped: list[dict[str, str]] = []
+    for name, items in sorted(by_dataset.items()):
+        if skip_unshared and not set.intersection(*(set(acc.tasks) for _, acc in items)):
+            skipped.append({"dataset": name, "reason": "its systems share no task"})
+            continue
+        datasets.append(_dataset(name, items, settings, options))
     return {
         "format": JSON_FORMAT,
         "version": JSON_VERSION,
@@ -624,5 +636,6 @@ def leaderboard_document(
             "seed": None if settings is None else settings.seed,
             "level": None if settings is None else settings.level,
         },
-        "datasets": [_dataset(name, items, settings, options) for name, items in sorted(by_dataset.items())],
+        "datasets": datasets,
+        **({"skipped": skipped} if skip_unshared else {}),
     }

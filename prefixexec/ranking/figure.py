@@ -18,7 +18,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from prefixexec.report.figures import FIGURE_FORMATS, METHOD_COLOURS, METHOD_MARKERS, render
+from prefixexec.report import figures as report_figures
+from prefixexec.report.figures import FIGURE_FORMATS, METHOD_COLOURS, METHOD_MARKERS
 
 from .core import TITLES
 
@@ -78,7 +79,11 @@ def _panel(ax: Axes, systems: Sequence[Mapping[str, Any]], x_metric: str, datase
 def leaderboard_figure(document: Mapping[str, Any]) -> Figure:
     """LB-FIGURE: two panels per dataset, numbered points, a legend of the systems."""
     datasets = document["datasets"]
-    most = max((len(ds["systems"]) for ds in datasets), default=1)
+    if not datasets:  # the report's leaderboard when no dataset could be ranked (LB-REPORT)
+        fig = Figure(figsize=(2 * PANEL[0], 1.0), layout="constrained")
+        fig.text(0.5, 0.5, "no dataset has systems that share a task", ha="center", va="center", fontsize=8)
+        return fig
+    most = max(len(ds["systems"]) for ds in datasets)
     legend_rows = math.ceil(most / 2)
     height = PANEL[1] * len(datasets) + 0.18 * legend_rows * len(datasets) + 0.3
     fig = Figure(figsize=(2 * PANEL[0], height), layout="constrained")
@@ -107,4 +112,4 @@ def figure_bytes(document: Mapping[str, Any], fmt: str) -> bytes:
     """The figure as ``png``, ``svg`` or ``pdf`` bytes (REP-FIG-FILES)."""
     if fmt not in FIGURE_FORMATS:
         raise ValueError(f"figure format must be one of {', '.join(FIGURE_FORMATS)}: {fmt!r}")
-    return render(leaderboard_figure(document), fmt)
+    return report_figures.render(leaderboard_figure(document), fmt)

@@ -54,7 +54,7 @@ def _rank(value: float | None) -> str:
     return str(int(value)) if float(value).is_integer() else half_up(value, 1)
 
 
-def _rank_with_ci(cell: Mapping[str, Any]) -> str:
+def rank_with_ci(cell: Mapping[str, Any]) -> str:
     text = _rank(cell.get("rank"))
     ci = cell.get("rank_ci")
     return text if cell.get("rank") is None or ci is None else f"{text} [{_rank(ci[0])}, {_rank(ci[1])}]"
@@ -94,7 +94,7 @@ def dataset_tables(ds: Mapping[str, Any], settings: Mapping[str, Any]) -> list[T
         Table(
             f"{ds['dataset']}: rank per metric (1 = best, ties averaged) [rank interval]",
             ("system", *(metric_title(m, k) for m in ranked)),
-            tuple((s["system"], *(_rank_with_ci(s["metrics"][m]) for m in ranked)) for s in ds["systems"]),
+            tuple((s["system"], *(rank_with_ci(s["metrics"][m]) for m in ranked)) for s in ds["systems"]),
         ),
     ]
     if ds["kendall"]:

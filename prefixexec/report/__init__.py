@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from prefixexec.adapters import InputError
 from prefixexec.adapters.files import atomic_path
@@ -40,6 +41,13 @@ FILES: tuple[str, ...] = (
     "labels.svg",
     "labels.pdf",
     "decomposition.md",
+    "leaderboard.md",
+    "leaderboard.tex",
+    "leaderboard.csv",
+    "leaderboard.json",
+    "leaderboard.png",
+    "leaderboard.svg",
+    "leaderboard.pdf",
     "rollouts.jsonl",
     "report.html",
     "summary.json",
@@ -79,7 +87,12 @@ def render_files(
     ``extra`` files (e.g. the demo's ``rollouts.jsonl``) are added after :data:`FILES` and listed
     in the page and the summary.
     """
+    from prefixexec.ranking.figure import leaderboard_figure
+    from prefixexec.ranking.tables import leaderboard_csv, leaderboard_md, leaderboard_tex
+
     from . import figures, html, summary, tables
+
+    board_writers = {"md": leaderboard_md, "tex": leaderboard_tex, "csv": leaderboard_csv, "json": dumps}
 
     extra = dict(extra or {})
     names = FILES + tuple(n for n in extra if n not in FILES)
@@ -104,13 +117,32 @@ def render_files(
     binary |= figures.render_all(figures.elig_figure(report), "pec_elig")
     step("label figure")
     binary |= figures.render_all(figures.labels_figure(report), "labels")
+    board = _leaderboard(report)  # LB-REPORT
+    text |= {f"leaderboard.{ext}": write(board) for ext, write in board_writers.items()}
+    binary |= figures.render_all(leaderboard_figure(board), "leaderboard")
     text["rollouts.jsonl"] = jsonl_text(rows(report.rollouts))
     step("HTML page")
-    text["report.html"] = html.report_html(report, binary, names)
+    text["report.html"] = html.report_html(report, binary, names, board)
     step("summary")
     text["summary.json"] = dumps(summary.summary_document(report, names))
     files = {name: data.encode("utf-8") for name, data in text.items()} | binary | extra
     return {name: files[name] for name in names}
+
+
+def _leaderboard(report: Report) -> dict[str, Any]:
+    """LB-REPORT: the leaderboard of the report's rollouts, on the tasks each dataset's systems
+    share, with the report's bootstrap settings."""
+    from prefixexec.kernel.accumulator import AccumulatorSet
+    from prefixexec.ranking import LeaderboardOptions, leaderboard_document
+
+    settings = None if report.bootstrap is None else BootstrapSettings(*report.bootstrap)
+    return leaderboard_document(
+        AccumulatorSet.from_rollouts(report.rollouts),
+        settings,
+        LeaderboardOptions(shared_tasks=True),
+        report.signature,
+        skip_unshared=True,
+    )
 
 
 def publish(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Mapping, Sequence
 from html import escape
+from typing import Any
 from urllib.parse import quote
 
 from prefixexec.explain import AFTER, FAIL, OK, call_text, verdict
@@ -277,14 +278,21 @@ def drill_down(report: Report) -> list[str]:
     ]
 
 
-def report_html(report: Report, figures: Mapping[str, bytes], files: Sequence[str]) -> str:
+def report_html(
+    report: Report, figures: Mapping[str, bytes], files: Sequence[str], board: Mapping[str, Any] | None = None
+) -> str:
     """The page: note, signature, main table, PEC figure, checkpoints, labels, decomposition."""
     o = report.options
+    style, script = STYLE, SCRIPT
+    if board is not None:  # LB-REPORT: the leaderboard's sortable tables
+        from prefixexec.ranking import html as board_html
+
+        style, script = style + board_html.STYLE, script + board_html.SCRIPT
     out = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{escape(o.title)}</title><style>{STYLE}</style></head><body>",
+        f"<title>{escape(o.title)}</title><style>{style}</style></head><body>",
         f"<h1>{escape(o.title)}</h1>",
     ]
     if o.note:
@@ -313,10 +321,12 @@ def report_html(report: Report, figures: Mapping[str, bytes], files: Sequence[st
     out.append(_figure(figures["labels.png"], "figure-labels", "first-failure label counts per method"))
     out.append("<h2>Decomposition of final success (Eq. 12)</h2>")
     out += _decomposition(report)
+    if board is not None:
+        out += board_html.leaderboard_section(board, figures.get("leaderboard.png"))
     out.append("<h2>Where and why rollouts failed</h2>")
     out += drill_down(report)
     listed = ", ".join(f'<a href="{quote(f)}"><code>{escape(f)}</code></a>' for f in files)
     out.append(f'<p class="caption" id="files">Files of this report: {listed}.</p>')
-    out.append(f"<script>{SCRIPT}</script>")
+    out.append(f"<script>{script}</script>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"
