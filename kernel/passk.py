@@ -42,27 +42,32 @@ CONVENTIONS: tuple[Convention, ...] = ("tau2", "run")
 KINDS = ("pass_hat_k", "pass_at_k", "ter_hat_k", "ter_at_k")
 
 
-def _checked(n: Sequence[int], c: Sequence[int], k: int) -> tuple[list[int], list[int]]:
-    """The per-task counts as int lists, after checking them (ValueError naming the task)."""
-    ns, cs = [int(x) for x in n], [int(x) for x in c]
-    if len(ns) != len(cs):
-        raise ValueError(f"'n' has {len(ns)} tasks, 'c' has {len(cs)}")
-    if not ns:
-        raise ValueError("pass^k needs at least one task")
+def _checked(n: Sequence[int], c: Sequence[int], k: int) -> tuple[IntArray, IntArray]:
+    """The per-task counts as int64 arrays, after checking them (ValueError naming the task)."""
     if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
         raise ValueError(f"'k' must be an integer >= 1: {k!r}")
-    for j, (nj, cj) in enumerate(zip(ns, cs, strict=True)):
-        if not 0 <= cj <= nj:
-            raise ValueError(f"task {j}: 'c' must be in [0, n] = [0, {nj}]: {cj}")
-        if nj < k:
-            raise ValueError(f"task {j}: number of trials {nj} is less than k {k}")
+    ns = np.asarray(n, dtype=np.int64).reshape(-1)
+    cs = np.asarray(c, dtype=np.int64).reshape(-1)
+    if ns.shape[0] != cs.shape[0]:
+        raise ValueError(f"'n' has {ns.shape[0]} tasks, 'c' has {cs.shape[0]}")
+    if ns.shape[0] == 0:
+        raise ValueError("pass^k needs at least one task")
+    bad = (cs < 0) | (cs > ns)
+    if bad.any():
+        j = int(np.argmax(bad))
+        raise ValueError(f"task {j}: 'c' must be in [0, n] = [0, {int(ns[j])}]: {int(cs[j])}")
+    if int(ns.min()) < k:
+        j = int(np.argmax(ns < k))
+        raise ValueError(f"task {j}: number of trials {int(ns[j])} is less than k {k}")
     return ns, cs
 
 
 def task_pass_hat_k(n: Sequence[int], c: Sequence[int], k: int) -> tuple[Fraction, ...]:
     """PASSK-HAT per task: ``C(c_j, k) / C(n_j, k)`` (``math.comb``: 0 when c_j < k)."""
     ns, cs = _checked(n, c, k)
-    return tuple(Fraction(math.comb(cj, k), math.comb(nj, k)) for nj, cj in zip(ns, cs, strict=True))
+    return tuple(
+        Fraction(math.comb(cj, k), math.comb(nj, k)) for nj, cj in zip(ns.tolist(), cs.tolist(), strict=True)
+    )
 
 
 def pass_hat_k(n: Sequence[int], c: Sequence[int], k: int) -> Fraction:
@@ -72,20 +77,32 @@ def pass_hat_k(n: Sequence[int], c: Sequence[int], k: int) -> Fraction:
     tau2's ``pass_hat_k`` raises). pass^1 is the mean over tasks of c_j / n_j, which is the
     success rate when every task has the same number of trials (PASSK-K1).
     """
-    values = task_pass_hat_k(n, c, k)
-    return sum(values, Fraction(0)) / len(values)
+    num, den = task_columns(n, c, k, False)
+    return _mean(num, den)
 
 
 def task_pass_at_k(n: Sequence[int], c: Sequence[int], k: int) -> tuple[Fraction, ...]:
     """PASSK-AT per task: ``1 - C(n_j - c_j, k) / C(n_j, k)``."""
     ns, cs = _checked(n, c, k)
-    return tuple(1 - Fraction(math.comb(nj - cj, k), math.comb(nj, k)) for nj, cj in zip(ns, cs, strict=True))
+    return tuple(
+        1 - Fraction(math.comb(nj - cj, k), math.comb(nj, k))
+        for nj, cj in zip(ns.tolist(), cs.tolist(), strict=True)
+    )
 
 
 def pass_at_k(n: Sequence[int], c: Sequence[int], k: int) -> Fraction:
     """PASSK-AT: pass@k = (1/m) sum_j (1 - C(n_j - c_j, k) / C(n_j, k)); pass@1 = pass^1."""
-    values = task_pass_at_k(n, c, k)
-    return sum(values, Fraction(0)) / len(values)
+    num, den = task_columns(n, c, k, True)
+    return _mean(num, den)
+
+
+def _mean(num: Any, den: Any) -> Fraction:
+    """sum_j num_j / sum_j den_j exactly: the task mean of :func:`task_columns`' values (every
+    den_j is the same L, so this is (1/m) sum_j num_j / L)."""
+    L, m = int(den[0]), int(den.shape[0])
+    if num.dtype == np.int64 and L * m < 2**62:  # the sum cannot overflow int64
+        return Fraction(int(num.sum()), L * m)
+    return Fraction(sum(int(x) for x in num), L * m)
 
 
 def ter_hat_k(n: Sequence[int], e: Sequence[int], k: int) -> Fraction:
@@ -137,27 +154,45 @@ def task_columns(n: Sequence[int], c: Sequence[int], k: int, at_least_one: bool)
     fits, else object arrays of Python integers.
     """
     ns, cs = _checked(n, c, k)
-    totals = [math.comb(nj, k) for nj in ns]
-    L = math.lcm(*totals)
-    if at_least_one:
-        hits = [t - math.comb(nj - cj, k) for t, nj, cj in zip(totals, ns, cs, strict=True)]
-    else:
-        hits = [math.comb(cj, k) for cj in cs]
-    num = [h * (L // t) for h, t in zip(hits, totals, strict=True)]
+    # C(a, k) for every a up to the largest n, looked up per task (a few distinct n in practice).
+    table = [math.comb(a, k) for a in range(int(ns.max()) + 1)]
+    L = math.lcm(*(table[a] for a in np.unique(ns).tolist()))
     dtype: type = np.int64 if L < 2**62 else object
-    return np.array(num, dtype=dtype), np.full(len(ns), L, dtype=dtype)
+    combs: npt.NDArray[Any] = np.array(table, dtype=dtype)
+    totals = combs[ns]
+    hits = totals - combs[ns - cs] if at_least_one else combs[cs]
+    num = hits * (L // totals)
+    return num, np.full(ns.shape[0], L, dtype=dtype)
 
 
-def replicates(W: IntArray, columns: Sequence[tuple[Any, Any]]) -> FloatArray:
+def replicates(W: IntArray, columns: Sequence[tuple[Any, Any]], Z: Any = None) -> FloatArray:
     """PASSK-BOOT: for each ``(num, den)`` of :func:`task_columns`, the B replicates
     ``(W @ num) / (W @ den)``, each exact and rounded once (BOOT-REPLICATE), as one row of the
     result (columns x B), from the resample counts ``W`` (B x tasks, BOOT-DRAW; a drawn task
-    brings all its trials, BOOT-CLUSTER). One product for every column."""
+    brings all its trials, BOOT-CLUSTER).
+
+    Every ``den`` is one L repeated, so ``W @ den`` is L times the tasks drawn; only the
+    numerators go through the product. ``Z``: their weighted sums (columns x B, as
+    :func:`~.bootstrap.weighted_sums` lays them out) when the caller took them in a larger product.
+    """
     if not columns:
         return np.zeros((0, W.shape[0]), dtype=np.float64)
-    X = np.column_stack([x for pair in columns for x in pair])
-    Z = weighted_sums(W, X)
-    return np.stack([_ratio(Z[2 * i], Z[2 * i + 1]) for i in range(len(columns))])
+    if Z is None:
+        Z = weighted_sums(W, np.column_stack([num for num, _ in columns]))
+    drawn = W.sum(axis=1)
+    dens: dict[int, Any] = {}
+    rows = []
+    for i, (_, den) in enumerate(columns):
+        L = int(den[0])
+        if L not in dens:  # exact: float64 below 2^53, Python integers beyond
+            exact_float = L * int(W.shape[1]) < 2**53
+            dens[L] = (
+                drawn.astype(np.float64) * L
+                if exact_float
+                else np.array([int(d) * L for d in drawn], dtype=object)
+            )
+        rows.append(_ratio(Z[i], dens[L]))
+    return np.stack(rows)
 
 
 __all__ = [

@@ -170,7 +170,9 @@ def test_task_columns_reproduce_the_point_estimate(
     n, c = counts
     k = data.draw(st.integers(1, max_k(n)))
     num, den = task_columns(n, c, k, at_least_one)
-    expected = (pass_at_k if at_least_one else pass_hat_k)(n, c, k)
+    per_task = (task_pass_at_k if at_least_one else task_pass_hat_k)(n, c, k)  # math.comb per task
+    expected = sum(per_task, Fraction(0)) / len(per_task)
+    assert (pass_at_k if at_least_one else pass_hat_k)(n, c, k) == expected
     assert Fraction(int(sum(int(x) for x in num)), int(sum(int(x) for x in den))) == expected
 
 

@@ -30,10 +30,11 @@ from prefixexec.kernel.bootstrap import (
     BootstrapSettings,
     IntArray,
     percentile_intervals_rows,
-    replicates,
     resample_counts,
+    weighted_sums,
     wilson_interval,
 )
+from prefixexec.kernel.bootstrap import _replicates_from as replicates_from
 from prefixexec.scoring import approx, exact
 
 FloatArray = npt.NDArray[np.float64]
@@ -224,11 +225,9 @@ def _systems(
     return out, tasks, info
 
 
-def _point(s: _System, metric: str, k: int) -> Fraction | None:
-    if metric == "pass_hat_k":
-        return pk.pass_hat_k(s.n, s.c, k)
-    if metric == "ter_hat_k":
-        return pk.ter_hat_k(s.n, s.e, k)
+def _point(s: _System, metric: str, k: int, curves: Mapping[str, Sequence[Fraction]]) -> Fraction | None:
+    if metric in curves:
+        return curves[metric][k - 1]
     value: Fraction | None = getattr(s.metrics, metric)
     return value
 
@@ -265,10 +264,10 @@ def pair_signs(values: FloatArray) -> npt.NDArray[np.int8]:
     return signs
 
 
-def tau_b(x: npt.NDArray[np.int8], y: npt.NDArray[np.int8]) -> FloatArray:
+def tau_b(x: npt.NDArray[Any], y: npt.NDArray[Any]) -> FloatArray:
     """LB-KENDALL: Kendall's tau-b of each row's two rankings, from their pair signs:
     ``(n_c - n_d) / sqrt((n_0 - n_1)(n_0 - n_2))``; NaN when either ranking is all ties."""
-    num = (x.astype(np.int64) * y).sum(axis=1)
+    num = (x.astype(np.float64) * y).sum(axis=1)  # integers, exact in float64
     den = np.sqrt(np.count_nonzero(x, axis=1).astype(np.float64) * np.count_nonzero(y, axis=1))
     with np.errstate(divide="ignore", invalid="ignore"):
         out: FloatArray = num / den
@@ -296,10 +295,11 @@ class _Boot:
 
 
 def _bootstrap(systems: Sequence[_System], tasks: Sequence[str], settings: BootstrapSettings) -> _Boot:
+    """Every replicate from the one resample matrix (BOOT-DRAW) in one weighted product: each
+    system's per-task sums (BOOT-CLUSTER, the kernel's ``task_sums``) and pass^k's task columns
+    (PASSK-BOOT) side by side, as ``score`` lays its conditions side by side."""
     W = resamples(len(tasks), settings)
-    reps = [replicates(W, s.acc.task_sums(tasks)) for s in systems]
-    scalars = {m: np.stack([r.scalars[m] for r in reps]) for m in _SCALARS}
-    cap = max(s.cap for s in systems)
+    sums = [s.acc.task_sums(tasks) for s in systems]
     columns: list[tuple[Any, Any]] = []
     for s in systems:
         for k in range(1, s.cap + 1):
@@ -309,7 +309,23 @@ def _bootstrap(systems: Sequence[_System], tasks: Sequence[str], settings: Boots
                 pk.task_columns(s.n, s.e, k, False),
                 pk.task_columns(s.n, s.e, k, True),
             ]
-    flat = pk.replicates(W, columns)
+    X = np.concatenate([x.X for x in sums], axis=1)
+    pass_X = np.column_stack([num for num, _ in columns])
+    if pass_X.dtype == X.dtype:  # one product (binomials beyond int64 take their own, exact one)
+        Z = weighted_sums(W, np.concatenate([X, pass_X], axis=1))
+        Z_sums, Z_pass = Z[: X.shape[1]], Z[X.shape[1] :]
+    else:
+        Z_sums, Z_pass = weighted_sums(W, X), weighted_sums(W, pass_X)
+    scalars: dict[str, list[FloatArray]] = {m: [] for m in _SCALARS}
+    start = 0
+    for x in sums:
+        width = x.X.shape[1]
+        reps = replicates_from(Z_sums[start : start + width], x)
+        start += width
+        for m in _SCALARS:
+            scalars[m].append(reps.scalars[m])
+    flat = pk.replicates(W, columns, Z_pass)
+    cap = max(s.cap for s in systems)
     curves = {kind: np.full((len(systems), cap, settings.B), np.nan) for kind in pk.KINDS}
     row = 0
     for i, s in enumerate(systems):
@@ -317,7 +333,7 @@ def _bootstrap(systems: Sequence[_System], tasks: Sequence[str], settings: Boots
             for kind in pk.KINDS:
                 curves[kind][i, k] = flat[row]
                 row += 1
-    return _Boot(scalars=scalars, curves=curves)
+    return _Boot(scalars={m: np.stack(v) for m, v in scalars.items()}, curves=curves)
 
 
 def _curve_values(s: _System) -> dict[str, list[Fraction]]:
@@ -354,9 +370,10 @@ def _dataset(
             f"{dataset}: k = {k} exceeds what every system allows: {common} ({least} has "
             f"{'a task with' if options.trials == 'tau2' else 'a run of'} {common} trial(s); PASSK-TRIALS)",
         )
-    points = {m: [_point(s, m, k) for s in systems] for m in METRICS}
+    curves = [_curve_values(s) for s in systems]
+    points = {m: [_point(s, m, k, c) for s, c in zip(systems, curves, strict=True)] for m in METRICS}
     boot = None if settings is None else _bootstrap(systems, tasks, settings)
-    entries = [_entry(s, points, i, len(tasks), settings) for i, s in enumerate(systems)]
+    entries = [_entry(s, points, curves[i], i, len(tasks), settings) for i, s in enumerate(systems)]
     if boot is not None and settings is not None:
         _intervals(entries, systems, boot, k, settings.level)
     level = 0.95 if settings is None else settings.level
@@ -365,8 +382,14 @@ def _dataset(
     rows = {m: None if boot is None else _metric_rows(boot, m, k) for m in ranked}
     for m in ranked:
         _ranks(entries, m, points[m], rows[m], level)
-    kendall = [_kendall(m, points, rows, level) for m in ranked[1:]]
-    flips = [f for m in ranked[1:] for f in _flips(m, systems, points, rows)]
+    success_rows = rows["success"]
+    success_pairs = None if success_rows is None else _Pairs.of(success_rows)
+    kendall: list[dict[str, Any]] = []
+    flips: list[dict[str, Any]] = []
+    for m in ranked[1:]:  # one metric's pair signs at a time (B x pairs each)
+        tau, flipped = _compared(m, systems, points, rows, level, success_pairs)
+        kendall.append(tau)
+        flips += flipped
     order = sorted(range(len(systems)), key=lambda i: (-(points["success"][i] or 0), systems[i].label))
     return {
         "dataset": dataset,
@@ -384,6 +407,7 @@ def _dataset(
 def _entry(
     s: _System,
     points: Mapping[str, Sequence[Fraction | None]],
+    curves: Mapping[str, Sequence[Fraction]],
     i: int,
     tasks: int,
     settings: BootstrapSettings | None,
@@ -408,7 +432,7 @@ def _entry(
         "metrics": metrics,
         "curves": {
             kind: [{"k": j + 1, "value": approx(v), "exact": exact(v)} for j, v in enumerate(values)]
-            for kind, values in _curve_values(s).items()
+            for kind, values in curves.items()
         },
     }
 
@@ -499,11 +523,51 @@ def _exact_signs(values: Sequence[Fraction]) -> list[int]:
     return [_sign(values[i], values[j]) for i in range(len(values)) for j in range(i + 1, len(values))]
 
 
-def _kendall(
+@attrs.frozen(slots=True)
+class _Pairs:
+    """Replicate pair signs of one metric: sign(v_i - v_j) for every pair i < j of the dataset's
+    systems in every resample (B x pairs, float32: -1, 0, 1, NaN where a replicate is undefined),
+    and each pair's column."""
+
+    signs: npt.NDArray[np.float32]
+    column: Mapping[tuple[int, int], int]
+
+    @classmethod
+    def of(cls, rows: FloatArray) -> _Pairs:
+        S = rows.shape[0]
+        i, j = np.triu_indices(S, 1)
+        values = rows.T.astype(np.float64, copy=False)
+        signs = np.sign(values[:, i] - values[:, j]).astype(np.float32)
+        return cls(signs, {(int(a), int(b)): c for c, (a, b) in enumerate(zip(i, j, strict=True))})
+
+    def oriented(self, first: int, second: int) -> npt.NDArray[np.float32]:
+        """sign(v_first - v_second) in every resample."""
+        if first < second:
+            return self.signs[:, self.column[(first, second)]]
+        out: npt.NDArray[np.float32] = -self.signs[:, self.column[(second, first)]]
+        return out
+
+
+def _compared(
     metric: str,
+    systems: Sequence[_System],
     points: Mapping[str, Sequence[Fraction | None]],
     rows: Mapping[str, FloatArray | None],
     level: float,
+    success_pairs: _Pairs | None,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """LB-KENDALL and LB-FLIPS of one metric against success, from one set of pair signs."""
+    metric_rows = rows[metric]
+    pairs = None if metric_rows is None or success_pairs is None else _Pairs.of(metric_rows)
+    both = None if pairs is None or success_pairs is None else (success_pairs, pairs)
+    return _kendall(metric, points, level, both), _flips(metric, systems, points, both)
+
+
+def _kendall(
+    metric: str,
+    points: Mapping[str, Sequence[Fraction | None]],
+    level: float,
+    pairs: tuple[_Pairs, _Pairs] | None,
 ) -> dict[str, Any]:
     """LB-KENDALL: tau-b between the success ranking and ``metric``'s, with its interval."""
     index, xs, ys = _both(points, metric)
@@ -511,32 +575,32 @@ def _kendall(
     concordant = sum(1 for a, b in zip(sx, sy, strict=True) if a * b > 0)
     discordant = sum(1 for a, b in zip(sx, sy, strict=True) if a * b < 0)
     ties_x, ties_y = sx.count(0), sy.count(0)
-    pairs = len(sx)
-    den = (pairs - ties_x) * (pairs - ties_y)
+    n_pairs = len(sx)
+    den = (n_pairs - ties_x) * (n_pairs - ties_y)
     value = None if den == 0 else (concordant - discordant) / float(np.sqrt(float(den)))
     out: dict[str, Any] = {
         "metric": metric,
         "systems": len(index),
-        "pairs": pairs,
+        "pairs": n_pairs,
         "concordant": concordant,
         "discordant": discordant,
         "ties_success": ties_x,
         "ties_metric": ties_y,
         "tau_b": value,
     }
-    success_rows, metric_rows = rows["success"], rows[metric]
-    if success_rows is None or metric_rows is None:
+    if pairs is None:
         return out
-    both = np.concatenate([success_rows[index], metric_rows[index]])
-    block, dropped = _kept(both, range(both.shape[0]))
-    m = len(index)
-    taus = tau_b(pair_signs(block[:, :m]), pair_signs(block[:, m:]))
+    s, m = pairs
+    columns = [s.column[(index[a], index[b])] for a in range(len(index)) for b in range(a + 1, len(index))]
+    x, y = s.signs[:, columns], m.signs[:, columns]
+    keep = ~(np.isnan(x).any(axis=1) | np.isnan(y).any(axis=1))  # every system defined (BOOT-DROP)
+    taus = tau_b(x[keep], y[keep])
     out["ci"] = _pair(percentile_intervals_rows(taus.reshape(1, -1), level)[0]) if taus.size else None
-    out["ci_dropped"] = dropped + int(np.count_nonzero(np.isnan(taus)))
+    out["ci_dropped"] = int(np.count_nonzero(~keep)) + int(np.count_nonzero(np.isnan(taus)))
     return out
 
 
-def _shares(signs: npt.NDArray[np.int8]) -> dict[str, float]:
+def _shares(signs: npt.NDArray[np.float32]) -> dict[str, float]:
     """The share of resamples in which the first system is ahead, tied, the second ahead."""
     n = max(int(signs.shape[0]), 1)
     return {
@@ -553,7 +617,7 @@ def _flips(
     metric: str,
     systems: Sequence[_System],
     points: Mapping[str, Sequence[Fraction | None]],
-    rows: Mapping[str, FloatArray | None],
+    pairs: tuple[_Pairs, _Pairs] | None,
 ) -> list[dict[str, Any]]:
     """LB-FLIPS: the pairs that success and ``metric`` order differently at the point estimates."""
     index, xs, ys = _both(points, metric)
@@ -574,21 +638,18 @@ def _flips(
                 "success_order": _ORDER[sx * flip],
                 "metric_order": _ORDER[sy * flip],
             }
-            success_rows, metric_rows = rows["success"], rows[metric]
-            if success_rows is not None and metric_rows is not None:
-                i, j = index[first], index[second]
-                block, dropped = _kept(
-                    np.stack([success_rows[i], success_rows[j], metric_rows[i], metric_rows[j]]), range(4)
-                )
-                s_sign = np.sign(block[:, 0] - block[:, 1]).astype(np.int8)
-                m_sign = np.sign(block[:, 2] - block[:, 3]).astype(np.int8)
-                n = max(int(block.shape[0]), 1)
+            if pairs is not None:
+                s_all = pairs[0].oriented(index[first], index[second])
+                m_all = pairs[1].oriented(index[first], index[second])
+                keep = ~(np.isnan(s_all) | np.isnan(m_all))  # all four replicates defined
+                s_sign, m_sign = s_all[keep], m_all[keep]
+                n = max(int(s_sign.shape[0]), 1)
                 entry["resamples"] = {
                     "success": _shares(s_sign),
                     "metric": _shares(m_sign),
                     "differ": int(np.count_nonzero(s_sign != m_sign)) / n,
-                    "used": int(block.shape[0]),
-                    "dropped": dropped,
+                    "used": int(s_sign.shape[0]),
+                    "dropped": int(np.count_nonzero(~keep)),
                 }
             found.append(entry)
     return found
