@@ -16,7 +16,8 @@ import json
 import re
 import sys
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from functools import lru_cache
 from typing import IO, TYPE_CHECKING, Any, cast
 
 import attrs
@@ -26,9 +27,9 @@ from prefixexec.kernel.actions import Action, NoToolAction
 
 from . import limits
 from .chat.reader import parse_arguments
-from .chat.semantics import ChatTool, _excerpt, compile_schema, error_labels, schema_checks
+from .chat.semantics import ERROR_FAMILIES, ChatTool, _excerpt, compile_schema, schema_checks
 from .errors import InputError, file_faults
-from .labels import NO_RULES, LabelRules
+from .labels import NO_RULES, LabelRules, family_labels
 
 if TYPE_CHECKING:
     from . import AdapterOptions
@@ -157,17 +158,41 @@ def trace_options(options: AdapterOptions, adapter: str) -> TraceOptions:
 # Reading lines: split at "\n" only, bounded, plain or gzip (HOSTILE-LINE)
 
 
+#: Bytes read at a time; lines are split in C (``bytes.split``), only ``\n`` ends a line.
+BLOCK = 1 << 20
+
+
 def _binary_lines(stream: IO[bytes], name: str) -> Iterator[tuple[int, bytes]]:
+    """``(line number, line)`` of a binary stream, without the ``\n``; a line longer than the
+    limit is refused once that many bytes of it are read (HOSTILE-LINE)."""
     limit = limits.max_line_bytes
     number = 0
+    pending: list[bytes] = []  # the start of a line that continues in the next block
+    pending_size = 0
     while True:
-        line = stream.readline(limit + 1)
-        if not line:
-            return
-        number += 1
-        if len(line) > limit:
-            raise limits.too_long(f"{name}:{number}", limit)
-        yield number, line
+        block = stream.read(BLOCK)
+        if not block:
+            break
+        lines = block.split(b"\n")
+        if len(lines) == 1:
+            pending.append(block)
+            pending_size += len(block)
+            if pending_size > limit:
+                raise limits.too_long(f"{name}:{number + 1}", limit)
+            continue
+        if pending:
+            lines[0] = b"".join([*pending, lines[0]])
+        last = lines.pop()
+        for line in lines:
+            number += 1
+            if len(line) > limit:
+                raise limits.too_long(f"{name}:{number}", limit)
+            yield number, line
+        pending, pending_size = ([last], len(last)) if last else ([], 0)
+        if pending_size > limit:
+            raise limits.too_long(f"{name}:{number + 1}", limit)
+    if pending:
+        yield number + 1, b"".join(pending)
 
 
 def input_lines(path: str, expected: str) -> Iterator[tuple[str, bytes]]:
@@ -263,15 +288,9 @@ class TraceTask:
 
 
 def trace_labels(text: str, arguments: object, rules: LabelRules) -> tuple[Label, ...]:
-    """TRACE-LABELS: a label rule's label, else the chat families and the trace families."""
-    labels = error_labels(text, arguments, rules)
-    if rules.rules and labels:
-        return labels
-    from .labels import family_labels
-
-    return labels + tuple(
-        label for label in family_labels(text, arguments, TRACE_FAMILIES) if label not in labels
-    )
+    """TRACE-LABELS: a label rule's label, else every chat family and trace family that matches
+    (the call's argument values masked, LABEL-MASK)."""
+    return family_labels(text, arguments, ERROR_FAMILIES + TRACE_FAMILIES, rules)
 
 
 class TraceSemantics:
@@ -353,17 +372,31 @@ def _check_structure(trace: str, spans: list[Span]) -> None:
         done.update(path)
 
 
+@lru_cache(maxsize=4096)
+def _parsed_text(raw: str) -> tuple[Mapping[str, Any], str | None]:
+    return parse_arguments(raw)
+
+
+def _arguments(raw: object) -> tuple[Mapping[str, Any], str | None]:
+    """:func:`parse_arguments`, each argument text parsed once (a request and the span that
+    answers it carry the same text; the result is read, never changed)."""
+    return _parsed_text(raw) if isinstance(raw, str) else parse_arguments(raw)
+
+
+@lru_cache(maxsize=4096)
+def _canonical_text(arguments: str) -> str:
+    parsed, problem = _arguments(arguments)
+    return arguments if problem is not None else json.dumps(parsed, sort_keys=True)
+
+
 def _canonical(arguments: object) -> str:
     """The arguments of a call as canonical JSON (a text that is not a JSON object: as it is)."""
-    if isinstance(arguments, str):
-        parsed, problem = parse_arguments(arguments)
-        return arguments if problem is not None else json.dumps(parsed, sort_keys=True)
-    return text_of(arguments)
+    return _canonical_text(arguments) if isinstance(arguments, str) else text_of(arguments)
 
 
 def _single(arguments: object) -> str | None:
     """The one argument value of a call, as text (a tool span that records its only input bare)."""
-    parsed, problem = parse_arguments(arguments) if arguments is not None else ({}, "none")
+    parsed, problem = _arguments(arguments) if arguments is not None else ({}, "none")
     if problem is None and len(parsed) == 1:
         return text_of(next(iter(parsed.values())))
     return None
@@ -384,9 +417,13 @@ def _calls(spans: list[Span]) -> list[TraceCall]:
     by_id: dict[str, int] = {}
     by_content: dict[tuple[str, str], list[int]] = {}
     by_name: dict[str, list[int]] = {}
+    # the content indexes are needed only for tool spans without a call id
+    by_content_needed = any(s.kind == TOOL and s.call_id is None for s in spans)
     for index, (_, asked, _) in enumerate(requests):
         if asked.call_id is not None and asked.call_id not in by_id:
             by_id[asked.call_id] = index
+        if not by_content_needed:
+            continue
         by_content.setdefault((asked.name, _canonical(asked.arguments)), []).append(index)
         single = _single(asked.arguments)
         if single is not None:
@@ -423,7 +460,7 @@ def _calls(spans: list[Span]) -> list[TraceCall]:
     for index, (anchor, request, llm) in enumerate(requests):
         if index in answered:
             continue
-        arguments, problem = parse_arguments(request.arguments)
+        arguments, problem = _arguments(request.arguments)
         action = ToolCall(request.name, arguments, request.call_id)
         # TRACE-UNANSWERED: a failed span of the trace whose error names the tool says why
         said = "; ".join(text for text in failures if request.name in text)
@@ -436,10 +473,9 @@ def _calls(spans: list[Span]) -> list[TraceCall]:
 def _tool_call(span: Span, request: Requested | None) -> TraceCall:
     """The call of a tool span: its own arguments when it records them as a JSON object, else
     the arguments the model asked for (TRACE-ORDER)."""
-    raw = span.arguments
-    if request is not None and (raw is None or parse_arguments(raw)[1] is not None):
-        raw = request.arguments
-    arguments, problem = parse_arguments(raw if raw is not None else {})
+    arguments, problem = _arguments(span.arguments if span.arguments is not None else {})
+    if request is not None and (span.arguments is None or problem is not None):
+        arguments, problem = _arguments(request.arguments)
     call_id = span.call_id or (request.call_id if request is not None else None)
     action = ToolCall(span.tool or span.name, arguments, call_id)
     return TraceCall(span.where, span.span, action, problem, True, span.failed, span.error, span.result or "")
@@ -469,9 +505,12 @@ def _offered(spans: list[Span]) -> dict[str, ChatTool] | None:
 
 
 def _value(spans: list[Span], names: Sequence[str]) -> tuple[object, Span] | None:
+    """The first span's value of the first of ``names`` that any span has (spans in start order)."""
+    holding = [span for span in spans if span.values is not None]
     for name in names:
-        for span in spans:
-            if span.values is not None and span.values.get(name) is not None:
+        for span in holding:
+            assert span.values is not None
+            if span.values.get(name) is not None:
                 return span.values[name], span
     return None
 
@@ -532,6 +571,17 @@ def trace_task(trace: str, members: list[Span], options: TraceOptions) -> tuple[
         trace, tuple(_calls(members)), _offered(members), options.error_pattern, options.label_rules
     )
     return task, roots
+
+
+def read_traces(
+    spans: Iterable[Span], options: TraceOptions, dataset: str, paths: Sequence[str]
+) -> list[Rollout]:
+    """The rollouts of every span a reader yields (the cyclic garbage collector paused meanwhile:
+    the spans hold no cycles, and a collection would scan them again and again as they are made)."""
+    from .records import _collector_paused
+
+    with _collector_paused():
+        return trace_rollouts(list(spans), options, dataset, paths)
 
 
 def trace_rollouts(

@@ -471,7 +471,8 @@ def test_unreadable_rule_files_name_the_file(tmp_path: Path) -> None:
     assert (caught.value.where, caught.value.what) == (
         "--label-rules",
         "the bfcl adapter does not label calls from message text "
-        "(label rules apply to: chat, inspect, taubench, toolsandbox, otel, openinference, agents, langsmith)",
+        "(label rules apply to: chat, inspect, taubench, toolsandbox, otel, openinference, agents, "
+        "langsmith)",
     )
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from prefixexec.kernel import Rollout
 
 from ..errors import InputError
-from ..spans import Span, decode_line, input_lines, trace_options, trace_rollouts
+from ..spans import Span, decode_line, input_lines, read_traces, trace_options
 from .semantics import span_of, trace_root
 
 if TYPE_CHECKING:
@@ -39,4 +39,4 @@ def sdk_spans(paths: Sequence[str], keys: frozenset[str]) -> Iterator[Span]:
 def read(paths: Sequence[str], options: AdapterOptions) -> list[Rollout]:
     """Read the SDK's exported spans; each trace is one rollout."""
     settings = trace_options(options, "agents")
-    return trace_rollouts(list(sdk_spans(paths, settings.keys)), settings, DATASET, paths)
+    return read_traces(sdk_spans(paths, settings.keys), settings, DATASET, paths)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from prefixexec.kernel import Rollout
 
 from ..errors import InputError
-from ..spans import Span, decode_line, input_lines, trace_options, trace_rollouts
+from ..spans import Span, decode_line, input_lines, read_traces, trace_options
 from .semantics import run_span
 
 if TYPE_CHECKING:
@@ -35,4 +35,4 @@ def runs(paths: Sequence[str], keys: frozenset[str]) -> Iterator[Span]:
 def read(paths: Sequence[str], options: AdapterOptions) -> list[Rollout]:
     """Read LangSmith runs; each trace is one rollout."""
     settings = trace_options(options, "langsmith")
-    return trace_rollouts(list(runs(paths, settings.keys)), settings, DATASET, paths)
+    return read_traces(runs(paths, settings.keys), settings, DATASET, paths)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from prefixexec.kernel import Rollout
 
 from ..otel.otlp import otlp_spans
-from ..spans import trace_options, trace_rollouts
+from ..spans import read_traces, trace_options
 from .semantics import interpret
 
 if TYPE_CHECKING:
@@ -20,5 +20,4 @@ DATASET = "openinference"
 def read(paths: Sequence[str], options: AdapterOptions) -> list[Rollout]:
     """Read OTLP JSON Lines files of OpenInference spans; each trace is one rollout."""
     settings = trace_options(options, "openinference")
-    spans = list(otlp_spans(paths, interpret(settings.keys)))
-    return trace_rollouts(spans, settings, DATASET, paths)
+    return read_traces(otlp_spans(paths, interpret(settings.keys)), settings, DATASET, paths)

@@ -16,15 +16,15 @@ from ..spans import Span, input_lines
 EXPECTED = "an OTLP JSON Lines file of resourceSpans"
 
 
-class ArrayValue(msgspec.Struct):
+class ArrayValue(msgspec.Struct, gc=False):
     values: list[AnyValue] = []
 
 
-class KeyValueList(msgspec.Struct):
+class KeyValueList(msgspec.Struct, gc=False):
     values: list[KeyValue] = []
 
 
-class AnyValue(msgspec.Struct):
+class AnyValue(msgspec.Struct, gc=False):
     stringValue: str | None = None
     boolValue: bool | None = None
     intValue: int | str | None = None
@@ -34,23 +34,23 @@ class AnyValue(msgspec.Struct):
     bytesValue: str | None = None
 
 
-class KeyValue(msgspec.Struct):
+class KeyValue(msgspec.Struct, gc=False):
     key: str
     value: AnyValue | None = None
 
 
-class Status(msgspec.Struct):
+class Status(msgspec.Struct, gc=False):
     code: int | str | None = None
     message: str | None = None
 
 
-class Event(msgspec.Struct):
+class Event(msgspec.Struct, gc=False):
     name: str = ""
     timeUnixNano: int | str | None = None
     attributes: list[KeyValue] = []
 
 
-class OtlpSpan(msgspec.Struct):
+class OtlpSpan(msgspec.Struct, gc=False):
     traceId: str = ""
     spanId: str = ""
     parentSpanId: str | None = None
@@ -62,20 +62,20 @@ class OtlpSpan(msgspec.Struct):
     status: Status | None = None
 
 
-class ScopeSpans(msgspec.Struct):
+class ScopeSpans(msgspec.Struct, gc=False):
     spans: list[OtlpSpan] = []
 
 
-class Resource(msgspec.Struct):
+class Resource(msgspec.Struct, gc=False):
     attributes: list[KeyValue] = []
 
 
-class ResourceSpans(msgspec.Struct):
+class ResourceSpans(msgspec.Struct, gc=False):
     resource: Resource | None = None
     scopeSpans: list[ScopeSpans] = []
 
 
-class Document(msgspec.Struct):
+class Document(msgspec.Struct, gc=False):
     resourceSpans: list[ResourceSpans] | None = None
 
 
@@ -111,7 +111,11 @@ def value_of(value: AnyValue | None) -> object:
 
 def attributes(pairs: Sequence[KeyValue]) -> dict[str, object]:
     """The attributes of a span, event or resource as a dict (a repeated key: the last)."""
-    return {kv.key: value_of(kv.value) for kv in pairs}
+    # a string value (most attributes) is read here, anything else by value_of
+    return {
+        kv.key: v.stringValue if (v := kv.value) is not None and v.stringValue is not None else value_of(v)
+        for kv in pairs
+    }
 
 
 def nanoseconds(value: int | str | None) -> int | None:
@@ -153,8 +157,8 @@ def otlp_spans(paths: Sequence[str], interpret: Interpret) -> Iterator[Span]:
                 resource = attributes(resource_spans.resource.attributes) if resource_spans.resource else {}
                 for s, scope in enumerate(resource_spans.scopeSpans):
                     for n, span in enumerate(scope.spans):
-                        here = f"{where}: resourceSpans[{r}].scopeSpans[{s}].spans[{n}]"
                         if not span.traceId or not span.spanId:
+                            here = f"{where}: resourceSpans[{r}].scopeSpans[{s}].spans[{n}]"
                             missing = "traceId" if not span.traceId else "spanId"
                             raise InputError(here, f"span {span.name!r} has no {missing} (TRACE-STRUCTURE)")
                         yield interpret(where, span, attributes(span.attributes), resource)

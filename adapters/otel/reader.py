@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from prefixexec.kernel import Rollout
 
-from ..spans import trace_options, trace_rollouts
+from ..spans import read_traces, trace_options
 from .otlp import otlp_spans
 from .semantics import interpret
 
@@ -20,5 +20,4 @@ DATASET = "otel"
 def read(paths: Sequence[str], options: AdapterOptions) -> list[Rollout]:
     """Read OTLP JSON Lines files of GenAI spans; each trace is one rollout."""
     settings = trace_options(options, "otel")
-    spans = list(otlp_spans(paths, interpret(settings.keys)))
-    return trace_rollouts(spans, settings, DATASET, paths)
+    return read_traces(otlp_spans(paths, interpret(settings.keys)), settings, DATASET, paths)

@@ -11,13 +11,14 @@ Evaluations are ``gen_ai.evaluation.result`` events. The replay rules are TRACE-
 
 from __future__ import annotations
 
-import ast
-import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import msgspec
+
 from ..spans import LLM, OTHER, SEMANTICS, TOOL, Evaluation, Requested, Span, TraceSemantics, scalar, text_of
 from .otlp import Event, OtlpSpan, attributes, base_span, failed, nanoseconds
+from .pyliteral import literal
 
 MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
 AGENT_OPERATIONS = frozenset({"invoke_agent", "create_agent"})
@@ -30,19 +31,24 @@ def loads(value: object) -> object:
     if not isinstance(value, str):
         return value
     try:
-        return json.loads(value)
-    except (ValueError, RecursionError):
+        return msgspec.json.decode(value)
+    except (msgspec.DecodeError, RecursionError):
         return None
 
 
 def _literal(text: str) -> object:
-    """TRACE-OTEL-REPR: a Python-literal dict (``{'tool_calls': [...]}``), read with ``ast`` literals only."""
-    if len(text) > REPR_LIMIT or not text.startswith("{") or "tool_calls" not in text:
+    """TRACE-OTEL-REPR: the ``tool_calls`` of a message written as its Python ``repr``
+    (``{'content': None, ..., 'tool_calls': [...]}``), read as literals only (:mod:`.pyliteral`)."""
+    if len(text) > REPR_LIMIT or not text.startswith("{") or not text.endswith("]}"):
         return None
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+    start = text.find("'tool_calls': [")
+    if start < 0:
         return None
+    try:  # only the list of calls (the message's last key)
+        calls = literal(text[start + len("'tool_calls': ") : -1])
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return {"tool_calls": calls}
 
 
 def openai_tool_calls(message: Mapping[str, Any], start: int = 0) -> Iterator[Requested]:
@@ -150,6 +156,8 @@ def exception_text(events: list[Event]) -> str:
 def failure(span: OtlpSpan, values: Mapping[str, object]) -> tuple[bool, str]:
     """TRACE-OTEL-FAILED: status ERROR, ``error.type`` or an exception event, and their text."""
     error_type = values.get("error.type")
+    if not span.events and error_type is None and not failed(span.status):
+        return False, ""
     exceptions = exception_text(span.events)
     is_failed = failed(span.status) or error_type is not None or bool(exceptions)
     status = span.status.message if span.status is not None and span.status.message else ""
@@ -171,7 +179,8 @@ def interpret(keys: frozenset[str]) -> Any:
         operation = values.get("gen_ai.operation.name")
         is_failed, error = failure(span, values)
         out = Span(**fields, failed=is_failed, error=error, values=kept(values, keys))
-        out.evaluations = evaluations(span.events, out.start)
+        if span.events:
+            out.evaluations = evaluations(span.events, out.start)
         if operation == "execute_tool":
             out.kind = TOOL
             name = values.get("gen_ai.tool.name")
