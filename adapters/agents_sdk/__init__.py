@@ -1,5 +1,5 @@
 """The OpenAI Agents SDK's own traces, written by ``prefixexec.integrations.agents.JsonlTraceProcessor``,
-as rollouts (spec: spec/adapters/traces.md, TRACE-AGENTS-*): one trace is one rollout, its
+as rollouts (spec: spec/adapters/traces.md, TRACE-AGENTS): one trace is one rollout, its
 ``function`` spans the calls."""
 
 from __future__ import annotations

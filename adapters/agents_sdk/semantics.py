@@ -1,4 +1,4 @@
-"""The OpenAI Agents SDK's own trace export: what a span says about a tool call (spec: TRACE-AGENTS-*).
+"""The OpenAI Agents SDK's own trace export: what a span says about a tool call (spec: TRACE-AGENTS).
 
 Spans are the SDK's ``export()`` payloads (``span_data.type``): ``function`` spans are calls
 (``name``, ``input`` = the arguments as JSON text, ``output``), failed when ``error`` (a
@@ -59,7 +59,7 @@ def trace_root(where: str, record: Mapping[str, Any], keys: frozenset[str]) -> S
 
 
 def span_of(where: str, record: Mapping[str, Any], keys: frozenset[str]) -> Span:
-    """One exported span (TRACE-AGENTS-*)."""
+    """One exported span (TRACE-AGENTS)."""
     trace, span_id = record.get("trace_id"), record.get("id")
     if not isinstance(trace, str) or not trace:
         raise InputError(where, "a span without a 'trace_id' (TRACE-STRUCTURE)")

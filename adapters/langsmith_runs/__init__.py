@@ -1,4 +1,4 @@
-"""LangSmith run exports as rollouts (spec: spec/adapters/traces.md, TRACE-LANGSMITH-*): one trace
+"""LangSmith run exports as rollouts (spec: spec/adapters/traces.md, TRACE-LANGSMITH): one trace
 is one rollout, its ``run_type = tool`` runs the calls."""
 
 from __future__ import annotations

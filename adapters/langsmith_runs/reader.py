@@ -1,5 +1,5 @@
 """LangSmith run exports (JSONL of runs, or a JSON list of runs) -> rollouts, one per trace
-(TRACE-LANGSMITH-*)."""
+(TRACE-LANGSMITH)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""LangSmith runs: what a run says about a tool call (spec: TRACE-LANGSMITH-*).
+"""LangSmith runs: what a run says about a tool call (spec: TRACE-LANGSMITH).
 
 A run (LangSmith's Run schema: ``id``, ``trace_id``, ``parent_run_id``, ``dotted_order``,
 ``run_type``, ``name``, ``start_time``, ``end_time``, ``inputs``, ``outputs``, ``error``,
@@ -48,7 +48,7 @@ def _langchain_calls(message: Mapping[str, Any], start: int) -> Iterator[Request
 
 
 def requested(outputs: Mapping[str, Any]) -> tuple[Requested, ...]:
-    """TRACE-LANGSMITH-REQUESTS: the tool calls of an llm run's generations."""
+    """TRACE-LANGSMITH: the tool calls of an llm run's generations."""
     found: list[Requested] = []
     generations = outputs.get("generations")
     if not isinstance(generations, list):
@@ -65,7 +65,7 @@ def _tool_message(outputs: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def run_span(where: str, run: Mapping[str, Any], keys: frozenset[str]) -> Span:
-    """One run (TRACE-LANGSMITH-*)."""
+    """One run (TRACE-LANGSMITH)."""
     run_id, trace = run.get("id"), run.get("trace_id")
     if not isinstance(run_id, str) or not run_id:
         raise InputError(where, "a run without an 'id' (TRACE-STRUCTURE)")

@@ -1,5 +1,5 @@
 """OpenInference (Arize) traces in OTLP JSON Lines as rollouts (spec: spec/adapters/traces.md,
-TRACE-OI-*): one trace is one rollout, its ``TOOL`` spans the calls."""
+TRACE-OI): one trace is one rollout, its ``TOOL`` spans the calls."""
 
 from __future__ import annotations
 

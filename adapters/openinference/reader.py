@@ -1,4 +1,4 @@
-"""OpenInference traces in OTLP JSON Lines (plain or gzip) -> rollouts, one per trace (TRACE-OI-*)."""
+"""OpenInference traces in OTLP JSON Lines (plain or gzip) -> rollouts, one per trace (TRACE-OI)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""OpenInference (Arize) conventions: what a span says about a tool call (spec: TRACE-OI-*).
+"""OpenInference (Arize) conventions: what a span says about a tool call (spec: TRACE-OI).
 
 ``openinference.span.kind``: ``TOOL`` spans are calls (``tool.name``, ``tool_call.id``, the
 arguments in ``input.value``, the result in ``output.value``, the tool's parameter schema in
@@ -26,7 +26,7 @@ _TOOLS = re.compile(r"^llm\.tools\.(\d+)\.tool\.json_schema$")
 
 
 def requested(values: Mapping[str, object]) -> tuple[Requested, ...]:
-    """TRACE-OI-REQUESTS: the flattened ``llm.output_messages`` tool calls, in message and call order."""
+    """TRACE-OI: the flattened ``llm.output_messages`` tool calls, in message and call order."""
     found: dict[tuple[int, int], dict[str, object]] = {}
     for key, value in values.items():
         if not key.startswith("llm.output_messages."):
@@ -91,7 +91,7 @@ def _metadata(values: Mapping[str, object], keys: frozenset[str]) -> dict[str, o
 
 
 def interpret(keys: frozenset[str]) -> Any:
-    """The OpenInference reading of one OTLP span (TRACE-OI-*)."""
+    """The OpenInference reading of one OTLP span (TRACE-OI)."""
 
     def read(where: str, span: OtlpSpan, values: dict[str, object], resource: dict[str, object]) -> Span:
         kind = values.get("openinference.span.kind")

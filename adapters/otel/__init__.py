@@ -1,5 +1,5 @@
 """OpenTelemetry GenAI semantic-convention traces (OTLP JSON Lines, plain or gzip) as rollouts
-(spec: spec/adapters/traces.md, TRACE-OTEL-*): one trace is one rollout, its ``execute_tool``
+(spec: spec/adapters/traces.md, TRACE-OTEL): one trace is one rollout, its ``execute_tool``
 spans the calls. The OTLP container (:mod:`.otlp`) is shared with the OpenInference adapter."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""OpenTelemetry GenAI traces in OTLP JSON Lines (plain or gzip) -> rollouts, one per trace (TRACE-OTEL-*)."""
+"""OpenTelemetry GenAI traces in OTLP JSON Lines (plain or gzip) -> rollouts, one per trace (TRACE-OTEL)."""
 
 from __future__ import annotations
 

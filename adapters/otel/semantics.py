@@ -1,4 +1,4 @@
-"""OpenTelemetry GenAI semantic conventions: what a span says about a tool call (spec: TRACE-OTEL-*).
+"""OpenTelemetry GenAI semantic conventions: what a span says about a tool call (spec: TRACE-OTEL).
 
 A span with ``gen_ai.operation.name = execute_tool`` is a tool call (``gen_ai.tool.name``,
 ``gen_ai.tool.call.id``, ``gen_ai.tool.call.arguments``, ``gen_ai.tool.call.result``); it failed
@@ -69,7 +69,7 @@ def openai_tool_calls(message: Mapping[str, Any], start: int = 0) -> Iterator[Re
 
 
 def requested_calls(messages: object) -> tuple[Requested, ...]:
-    """TRACE-OTEL-REQUESTS: the tool calls of ``gen_ai.output.messages`` (parts of type
+    """TRACE-OTEL: the tool calls of ``gen_ai.output.messages`` (parts of type
     ``tool_call``; an OpenAI ``tool_calls`` list; a text part holding a Python-literal message)."""
     found: list[Requested] = []
     if not isinstance(messages, list):
@@ -154,7 +154,7 @@ def exception_text(events: list[Event]) -> str:
 
 
 def failure(span: OtlpSpan, values: Mapping[str, object]) -> tuple[bool, str]:
-    """TRACE-OTEL-FAILED: status ERROR, ``error.type`` or an exception event, and their text."""
+    """TRACE-OTEL: status ERROR, ``error.type`` or an exception event, and their text."""
     error_type = values.get("error.type")
     if not span.events and error_type is None and not failed(span.status):
         return False, ""
@@ -172,7 +172,7 @@ def kept(values: Mapping[str, object], keys: frozenset[str]) -> dict[str, object
 
 
 def interpret(keys: frozenset[str]) -> Any:
-    """The GenAI reading of one OTLP span (TRACE-OTEL-*)."""
+    """The GenAI reading of one OTLP span (TRACE-OTEL)."""
 
     def read(where: str, span: OtlpSpan, values: dict[str, object], resource: dict[str, object]) -> Span:
         fields = base_span(where, span)
