@@ -258,7 +258,11 @@ def test_a_trace_without_calls_is_one_executable_no_tool_action(tmp_path: Path) 
 def repr_message(text: str) -> dict[str, Any]:
     """A chat span whose answer is a text part holding ``text`` (a Python repr of the message)."""
     messages = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": text}]}])
-    values = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m", "gen_ai.output.messages": messages}
+    values = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.request.model": "m",
+        "gen_ai.output.messages": messages,
+    }
     return span("c1", "r", 1100, values)
 
 
