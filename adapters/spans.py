@@ -27,7 +27,8 @@ from prefixexec.kernel.actions import Action, NoToolAction
 
 from . import limits
 from .chat.reader import parse_arguments
-from .chat.semantics import ERROR_FAMILIES, ChatTool, _excerpt, compile_schema, schema_checks
+from .chat.semantics import ERROR_FAMILIES, ChatTool, compile_schema, schema_checks
+from .chat.semantics import _excerpt as _chat_excerpt
 from .errors import InputError, file_faults
 from .labels import NO_RULES, LabelRules, family_labels
 
@@ -285,6 +286,16 @@ class TraceTask:
     tools: Mapping[str, ChatTool] | None = attrs.field(eq=False)
     error_pattern: re.Pattern[str] | None = None
     label_rules: LabelRules = attrs.field(default=NO_RULES, eq=False)
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _excerpt(text: str) -> str:
+    """A text of the trace as quoted in a reason: white space runs as one space, cut to the chat
+    excerpt's length, and any other control character written as ``\\xNN`` (a tool's error must
+    not reach the terminal as an escape sequence)."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", _chat_excerpt(text))
 
 
 def trace_labels(text: str, arguments: object, rules: LabelRules) -> tuple[Label, ...]:

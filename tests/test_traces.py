@@ -679,3 +679,12 @@ def test_the_processor_writes_what_the_agents_reader_reads(tmp_path: Path) -> No
         Label.PRECONDITION,
     )
     assert r.success is True
+
+
+@pytest.mark.spec("TRACE-EXEC", "HOSTILE-TEXT")
+def test_control_characters_of_a_trace_are_escaped_in_reasons(tmp_path: Path) -> None:
+    spans_ = [root(), tool("t", "r", 1200, "a", "c", {}, "ok", error="denied \x1b[2J\x07 now")]
+    (r,) = read(write(tmp_path / "t.jsonl", spans_))
+    reason = r.outcome.reason or ""
+    assert "\x1b" not in reason and "\x07" not in reason
+    assert "denied \\x1b[2J\\x07 now" in reason and r.outcome.label is Label.PRECONDITION

@@ -96,7 +96,7 @@ def interpret(keys: frozenset[str]) -> Any:
     def read(where: str, span: OtlpSpan, values: dict[str, object], resource: dict[str, object]) -> Span:
         kind = values.get("openinference.span.kind")
         is_failed, error = failure(span, values)
-        out = Span(**base_span(where, span), failed=is_failed, error=error, values=_metadata(values, keys))
+        out = base_span(where, span, is_failed, error, _metadata(values, keys))
         out.evaluations = evaluations(span.events, out.start)
         if kind == "TOOL":
             out.kind = TOOL

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from functools import cache
-from typing import Any
 
 import msgspec
 
@@ -164,16 +163,19 @@ def otlp_spans(paths: Sequence[str], interpret: Interpret) -> Iterator[Span]:
                         yield interpret(where, span, attributes(span.attributes), resource)
 
 
-def base_span(where: str, span: OtlpSpan) -> dict[str, Any]:
-    """The fields every convention reads the same way (ids, name, times)."""
+def base_span(where: str, span: OtlpSpan, failed: bool, error: str, values: dict[str, object] | None) -> Span:
+    """The :class:`Span` with the fields every convention reads the same way (ids, name, times)."""
     start = nanoseconds(span.startTimeUnixNano) or 0
     end = nanoseconds(span.endTimeUnixNano)
-    return {
-        "where": where,
-        "trace": span.traceId,
-        "span": span.spanId,
-        "parent": span.parentSpanId or None,
-        "name": span.name,
-        "start": start,
-        "end": end if end is not None else start,
-    }
+    return Span(
+        where,
+        span.traceId,
+        span.spanId,
+        span.parentSpanId or None,
+        span.name,
+        start,
+        start if end is None else end,
+        failed=failed,
+        error=error,
+        values=values,
+    )

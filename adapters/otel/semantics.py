@@ -167,18 +167,19 @@ def failure(span: OtlpSpan, values: Mapping[str, object]) -> tuple[bool, str]:
 
 
 def kept(values: Mapping[str, object], keys: frozenset[str]) -> dict[str, object] | None:
-    found = {k: scalar(values[k]) for k in keys if k in values}
-    return found or None
+    """The attributes TRACE-KEYS and TRACE-SUCCESS may read (``None``: the span has none)."""
+    if keys.isdisjoint(values):
+        return None
+    return {k: scalar(values[k]) for k in keys if k in values}
 
 
 def interpret(keys: frozenset[str]) -> Any:
     """The GenAI reading of one OTLP span (TRACE-OTEL)."""
 
     def read(where: str, span: OtlpSpan, values: dict[str, object], resource: dict[str, object]) -> Span:
-        fields = base_span(where, span)
         operation = values.get("gen_ai.operation.name")
         is_failed, error = failure(span, values)
-        out = Span(**fields, failed=is_failed, error=error, values=kept(values, keys))
+        out = base_span(where, span, is_failed, error, kept(values, keys))
         if span.events:
             out.evaluations = evaluations(span.events, out.start)
         if operation == "execute_tool":
