@@ -22,7 +22,20 @@ if TYPE_CHECKING:
     from .audit import AuditReport
 
 #: The adapter modules, imported on first use: reading records loads no other adapter (issue 16).
-_MODULES = ("bfcl", "chat", "inspect_logs", "limits", "parquet", "records", "taubench", "toolsandbox")
+_MODULES = (
+    "agents_sdk",
+    "bfcl",
+    "chat",
+    "inspect_logs",
+    "langsmith_runs",
+    "limits",
+    "openinference",
+    "otel",
+    "parquet",
+    "records",
+    "taubench",
+    "toolsandbox",
+)
 
 
 def __getattr__(name: str) -> Any:
@@ -109,6 +122,30 @@ ADAPTERS: dict[str, AdapterInfo] = {
         "BFCL multi-turn result files (BFCL_v<N>_multi_turn_<category>_result.json), replayed on bfcl-eval",
         lambda paths, options: _module("bfcl").read(paths, options),
         backend="bfcl-eval",
+    ),
+    "otel": AdapterInfo(
+        "otel",
+        "OpenTelemetry GenAI traces in OTLP JSON Lines (plain or gzip): one trace per rollout",
+        lambda paths, options: _module("otel").read(paths, options),
+        audit=lambda paths, options: _module("otel").audit(paths, options),
+    ),
+    "openinference": AdapterInfo(
+        "openinference",
+        "OpenInference (Arize) traces in OTLP JSON Lines (plain or gzip): one trace per rollout",
+        lambda paths, options: _module("openinference").read(paths, options),
+        audit=lambda paths, options: _module("openinference").audit(paths, options),
+    ),
+    "agents": AdapterInfo(
+        "agents",
+        "OpenAI Agents SDK traces (prefixexec.integrations.agents.JsonlTraceProcessor JSONL)",
+        lambda paths, options: _module("agents_sdk").read(paths, options),
+        audit=lambda paths, options: _module("agents_sdk").audit(paths, options),
+    ),
+    "langsmith": AdapterInfo(
+        "langsmith",
+        "LangSmith run exports (JSONL of runs or a JSON list): one trace per rollout",
+        lambda paths, options: _module("langsmith_runs").read(paths, options),
+        audit=lambda paths, options: _module("langsmith_runs").audit(paths, options),
     ),
     "parquet": AdapterInfo(
         "parquet",

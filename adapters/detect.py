@@ -47,7 +47,26 @@ FORMATS = {
     "inspect": "an inspect_ai log",
     "bfcl": "a BFCL result file",
     "parquet": "a Parquet outcome table",
+    "otel": "OpenTelemetry GenAI traces (OTLP JSON Lines)",
+    "openinference": "OpenInference traces (OTLP JSON Lines)",
+    "agents": "an OpenAI Agents SDK trace export",
+    "langsmith": "a LangSmith run export",
 }
+#: DETECT-TRACES: an OTLP file whose head holds this attribute key is OpenInference, else GenAI.
+OPENINFERENCE_KEY = '"openinference.span.kind"'
+
+
+def _trace_object(keys: set[str], text: str) -> Detection | None:
+    """DETECT-TRACES: a JSON object of a trace format (OTLP, an Agents SDK export, a LangSmith run)."""
+    if "resourceSpans" in keys:
+        if OPENINFERENCE_KEY in text:
+            return Detection("openinference", "OTLP JSON with 'resourceSpans' and openinference.span.kind")
+        return Detection("otel", "OTLP JSON with 'resourceSpans' (OpenTelemetry GenAI spans)")
+    if "object" in keys and ({"span_data", "workflow_name"} & keys):
+        return Detection("agents", "JSON lines with 'object' and 'span_data' (Agents SDK trace export)")
+    if "run_type" in keys and ({"trace_id", "dotted_order", "parent_run_id"} & keys):
+        return Detection("langsmith", "JSON lines with 'run_type' and 'trace_id' (LangSmith runs)")
+    return None
 
 
 @attrs.frozen(slots=True)
@@ -117,6 +136,9 @@ def _line_object(keys: set[str]) -> Detection | None:
     """DETECT-LINES: a JSON object on one line: a record, a chat line, a BFCL entry, or a whole log."""
     if "outcome" in keys or "actions" in keys:
         return Detection("records", "JSON lines with 'outcome' or 'actions'")
+    found = _trace_object(keys, "")
+    if found is not None and found.adapter not in ("otel", "openinference"):
+        return found
     if "messages" in keys:
         return Detection("chat", "JSON lines with 'messages'")
     if "id" in keys and "result" in keys:
@@ -143,6 +165,8 @@ def _list_document(text: str) -> Detection | None:
     if not body.startswith("{"):
         return None
     keys = set(_top_level_keys(body))
+    if "run_type" in keys and "trace_id" in keys:
+        return Detection("langsmith", "a JSON list of runs with 'run_type' and 'trace_id' (LangSmith runs)")
     if "task_id" in keys and ({"reward", "traj", "info", "trial"} & keys):
         return Detection("taubench", "a JSON list of results with 'task_id' and 'reward' (tau-bench v1)")
     return None
@@ -172,7 +196,9 @@ def detect_text(name: str, text: str) -> Detection:
     except (ValueError, RecursionError):  # HOSTILE-DEPTH
         value = None
     if isinstance(value, dict):
-        found = _line_object(set(value))
+        found = _trace_object(set(value), text) or _line_object(set(value))
+    elif body.startswith('{"resourceSpans"') or body.startswith('{ "resourceSpans"'):
+        found = _trace_object({"resourceSpans"}, text)  # an OTLP line longer than the head
     else:
         found = _document_object(set(_top_level_keys(body)))
     if found is not None:
@@ -209,6 +235,9 @@ def detect(path: str) -> Detection:
     if head.startswith(ZIP_MAGIC):
         return Detection("inspect", "a ZIP archive (an inspect_ai .eval log)")
     if head.startswith(GZIP_MAGIC):
+        found = _gzip_traces(path, head)
+        if found is not None:
+            return found
         raise InputError(
             path, "is gzip-compressed: no adapter reads it compressed; decompress it first (gunzip)"
         )
@@ -229,6 +258,24 @@ def detect(path: str) -> Detection:
             ) from None
         text = head[: exc.start].decode("utf-8")
     return detect_text(path, text)
+
+
+def _gzip_traces(path: str, head: bytes) -> Detection | None:
+    """DETECT-TRACES: a gzip file whose first decompressed bytes are a trace format (the trace
+    adapters read gzip; at most :data:`HEAD_BYTES` are decompressed)."""
+    import zlib
+
+    try:
+        text = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, HEAD_BYTES).decode("utf-8", "ignore")
+    except zlib.error:
+        return None
+    try:
+        found = detect_text(path, text)
+    except InputError:
+        return None
+    if found.adapter in ("otel", "openinference", "agents", "langsmith"):
+        return Detection(found.adapter, f"gzip-compressed {found.why}")
+    return None
 
 
 class _Prefixed:

@@ -330,7 +330,7 @@ def guarded(handler: Callable[[Any], int], args: Any) -> int:
     set_inputs([f for f in files if isinstance(f, str)])
     folder = getattr(args, "out", None)
     check_outputs(
-        [getattr(args, name, None) for name in ("output", "rollouts")],
+        [getattr(args, name, None) for name in ("output", "rollouts", "emit_evaluations")],
         folder if isinstance(folder, str) else None,
     )
     for stream in (sys.stdout, sys.stderr):

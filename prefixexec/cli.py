@@ -130,6 +130,12 @@ def _add_score(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     score.add_argument("--output", metavar="PATH", help="write the output to PATH instead of stdout")
     add_engine_options(score)
     add_rollouts_option(score)
+    score.add_argument(
+        "--emit-evaluations",
+        metavar="PATH",
+        help="traces: also write per rollout gen_ai.evaluation.result events (prefixexec.fed, "
+        "prefixexec.executable) keyed by trace and span id to PATH, JSONL (spec TRACE-EVALUATIONS)",
+    )
     add_quiet_option(score)
 
 
@@ -199,6 +205,18 @@ def add_adapter_options(parser: argparse.ArgumentParser) -> None:
         metavar="KEY=GLOB",
         help="keep rollouts whose KEY (dataset, model, method, task_id) matches GLOB, or is listed in "
         "@FILE (one per line); repeatable (spec OUT-SELECT)",
+    )
+    parser.add_argument(
+        "--task-attr",
+        metavar="NAME",
+        help="traces: the attribute that names a trace's task (default: gen_ai.conversation.id, "
+        "session.id, thread_id or group_id, else the trace id; spec TRACE-KEYS)",
+    )
+    parser.add_argument(
+        "--success-attr",
+        metavar="NAME",
+        help="traces: the gen_ai.evaluation.name or attribute that gives success (default: success; "
+        "@ok: a trace whose root spans did not fail; spec TRACE-SUCCESS)",
     )
     parser.add_argument(
         "--max-line-bytes",
@@ -294,14 +312,22 @@ def read_scored_input(args: argparse.Namespace) -> tuple[AccumulatorSet, list[Ro
     """
     patterns = getattr(args, "select", None)
     path = getattr(args, "rollouts", None)
-    if not patterns and path is None:
+    evaluations = getattr(args, "emit_evaluations", None)
+    if not patterns and path is None and evaluations is None:
         return read_accumulators(args), None
     from prefixexec.adapters import InputError
     from prefixexec.kernel.accumulator import AccumulatorSet
 
     if getattr(args, "engine", "local") == "dask":
         raise InputError(
-            "--engine dask", "cannot be combined with --select or --rollouts (they read every rollout here)"
+            "--engine dask",
+            "cannot be combined with --select, --rollouts or --emit-evaluations "
+            "(they read every rollout here)",
+        )
+    if evaluations is not None and args.adapter not in TRACE_ADAPTERS:
+        raise InputError(
+            "--emit-evaluations",
+            f"only trace adapters ({', '.join(TRACE_ADAPTERS)}) have spans to key events by",
         )
     if path is not None:
         check_rollouts_path(path)
@@ -366,7 +392,7 @@ def signature_options(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
     backend = ADAPTERS[args.adapter].backend
     if backend is not None:
         found.append((backend, installed_version(backend)))
-    for name in ("category", "threshold", "scorer", "by"):
+    for name in ("category", "threshold", "scorer", "by", "task_attr", "success_attr"):
         value = getattr(args, name, None)
         if value is not None:
             found.append((name, f"{value:g}" if isinstance(value, float) else str(value)))
@@ -420,7 +446,13 @@ def adapter_options(args: argparse.Namespace) -> AdapterOptions:
         from prefixexec.adapters.labels import load_label_rules
 
         load_label_rules(label_rules, args.adapter)  # checks the file before any input is read
+    extra = {
+        name: getattr(args, name)
+        for name in ("task_attr", "success_attr")
+        if getattr(args, name, None) is not None
+    }
     return AdapterOptions(
+        extra=extra,
         model=args.model,
         method=args.method,
         category=args.category,
@@ -450,13 +482,17 @@ def read_input(args: argparse.Namespace) -> list[Rollout]:
 
 #: Which adapters each adapter option affects; given with any other adapter it is an error
 #: (CLI-NO-EFFECT): an option that cannot change the numbers must not be silently ignored.
+#: The trace adapters (TRACE-*): they take --task-attr, --success-attr, --error-pattern too.
+TRACE_ADAPTERS = ("agents", "langsmith", "openinference", "otel")
 OPTION_ADAPTERS: dict[str, tuple[str, ...]] = {
-    "model": ("bfcl", "chat", "inspect", "taubench", "toolsandbox"),
-    "method": ("bfcl", "chat", "inspect", "taubench", "toolsandbox"),
+    "model": ("bfcl", "chat", "inspect", "taubench", "toolsandbox", *TRACE_ADAPTERS),
+    "method": ("bfcl", "chat", "inspect", "taubench", "toolsandbox", *TRACE_ADAPTERS),
     "category": ("bfcl",),
-    "threshold": ("inspect", "toolsandbox"),
+    "threshold": ("inspect", "toolsandbox", *TRACE_ADAPTERS),
     "scorer": ("inspect",),
-    "error_pattern": ("chat",),
+    "error_pattern": ("chat", *TRACE_ADAPTERS),
+    "task_attr": TRACE_ADAPTERS,
+    "success_attr": TRACE_ADAPTERS,
 }
 
 
@@ -506,6 +542,10 @@ def _score(args: argparse.Namespace) -> int:
         text = format_table(rows, str(signature))
     _write(text, args.output)
     write_rollout_rows(args, rollouts)
+    if getattr(args, "emit_evaluations", None) is not None and rollouts is not None:
+        from prefixexec.adapters.spans import write_evaluations
+
+        write_evaluations(args.emit_evaluations, rollouts)
     return EXIT_OK
 
 

@@ -259,7 +259,10 @@ def test_nothing_checked_report() -> None:
 def test_command_finds_each_adapters_audit(capsys: pytest.CaptureFixture[str]) -> None:
     from prefixexec.commands.audit import auditable, find_audit
 
-    assert auditable() == ["bfcl", "chat", "inspect", "records", "taubench", "toolsandbox"]
+    assert auditable() == [
+        "agents", "bfcl", "chat", "inspect", "langsmith", "openinference", "otel", "records", "taubench",
+        "toolsandbox",
+    ]
     # inspect's module is inspect_logs: its audit is found through the registry's field.
     assert ADAPTERS["inspect"].audit is not None and find_audit("inspect") is ADAPTERS["inspect"].audit
     code, out, err = run(["audit", "--adapter", "chat", str(CHAT)], capsys)
@@ -303,7 +306,8 @@ def test_adapters_without_an_audit(adapter: str, capsys: pytest.CaptureFixture[s
     assert code == 2 and out.rstrip().endswith("Result: NOTHING CHECKED")
     assert "Checked:\n  - nothing" in out and "Not checked:\n  - everything: " in out
     assert "this adapter has no audit" in err
-    assert "adapters with an audit: bfcl, chat, inspect, records, taubench, toolsandbox" in err
+    listed = "agents, bfcl, chat, inspect, langsmith, openinference, otel, records, taubench, toolsandbox"
+    assert f"adapters with an audit: {listed}" in err
     code, document = audit_json(["audit", "--adapter", adapter], capsys)
     assert code == 2 and document["status"] == "nothing-checked" and document["checked"] == []
 

@@ -94,6 +94,16 @@ EXPECTED: dict[str, str | None] = {
     "main/tests/data/taubench/README.md": None,
     "main/tests/data/taubench/hotel-es.json": "taubench",
     "main/tests/data/taubench/spanish-rules.toml": None,
+    # traces/SOURCE.md: agent traces written by the real SDKs (tests/make_agent_traces.py); the
+    # scripted model's log and the version list are not inputs.
+    "main/tests/data/traces/SOURCE.md": None,
+    "main/tests/data/traces/agents-openinference.jsonl": "openinference",
+    "main/tests/data/traces/agents-otel-genai.jsonl": "otel",
+    "main/tests/data/traces/agents-sdk.jsonl": "agents",
+    "main/tests/data/traces/langgraph-langsmith.jsonl": "langsmith",
+    "main/tests/data/traces/langgraph-openinference.jsonl": "openinference",
+    "main/tests/data/traces/server.log": None,
+    "main/tests/data/traces/versions.txt": None,
     "main/tests/data/toolsandbox/agent_gpt-4o-2024-05-13_user_gpt-4o-2024-05-13_12_02"
     "_2026_10_00_00": "toolsandbox",
     "main/tests/data/toolsandbox/agent_gpt-4o-2024-05-13_user_gpt-4o-2024-05-13_12_02_2026_10_00_00/"

@@ -432,7 +432,8 @@ LABEL_NAMES = "schema, dependency, precondition, state_consistency, information"
         ),
         (
             '[[nope]]\npattern = "x"\nlabel = "schema"\n',
-            "unknown adapter 'nope' in the label rules (known: chat, inspect, taubench, toolsandbox)",
+            "unknown adapter 'nope' in the label rules (known: chat, inspect, taubench, toolsandbox, otel, "
+            "openinference, agents, langsmith)",
         ),
         ("chat = 3\n", "[chat] must be an array of tables ([[chat]]), one per rule"),
         (
@@ -470,7 +471,8 @@ def test_unreadable_rule_files_name_the_file(tmp_path: Path) -> None:
     assert (caught.value.where, caught.value.what) == (
         "--label-rules",
         "the bfcl adapter does not label calls from message text "
-        "(label rules apply to: chat, inspect, taubench, toolsandbox)",
+        "(label rules apply to: chat, inspect, taubench, toolsandbox, otel, openinference, agents, "
+        "langsmith)",
     )
 
 

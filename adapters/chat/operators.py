@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import attrs
 
@@ -28,7 +28,7 @@ from ..errors import InputError
 from ..labels import load_label_rules
 from ..records import json_lines
 from .reader import error_pattern, line_rollout, parse_arguments, read_calls, read_tools
-from .semantics import SEMANTICS, ChatCall, ChatTask, _excerpt
+from .semantics import SEMANTICS, ChatTask, ChatTool, _excerpt
 
 if TYPE_CHECKING:
     from .. import AdapterOptions
@@ -54,24 +54,48 @@ def _audit_items(
     return items
 
 
-def _with_call(
-    task: ChatTask, actions: tuple[Action, ...], index: int, call: ChatCall, change: str
-) -> Mutant[ChatTask]:
+class _Call(Protocol):
+    """A call of a task the operators mutate (a chat call, a trace call): its action."""
+
+    @property
+    def action(self) -> ToolCall: ...
+
+
+class _Task(Protocol):
+    """What the operators need of a task (chat transcripts, traces): its calls and offered tools
+    (``None``: the input does not say which tools were offered)."""
+
+    @property
+    def calls(self) -> tuple[Any, ...]: ...
+
+    @property
+    def tools(self) -> Mapping[str, ChatTool] | None: ...
+
+
+T = TypeVar("T", bound=_Task)
+
+
+def _with_call(task: T, actions: tuple[Action, ...], index: int, call: _Call, change: str) -> Mutant[T]:
     calls = replace_at(task.calls, index, call)
-    return Mutant(attrs.evolve(task, calls=calls), replace_at(actions, index, call.action), index + 1, change)
+    mutated: T = attrs.evolve(task, calls=calls)  # type: ignore[misc]  # T is an attrs class, typed by a Protocol
+    return Mutant(mutated, replace_at(actions, index, call.action), index + 1, change)
 
 
-def _accepted(task: ChatTask, actions: tuple[Action, ...], outcome: Outcome) -> range:
+def _accepted(task: _Task, actions: tuple[Action, ...], outcome: Outcome) -> range:
     return range(min(outcome.fed - 1, len(actions)))
 
 
-def _schema_of(task: ChatTask, call: ChatCall) -> Mapping[str, Any] | None:
-    tool = task.tools.get(call.action.name)
+def _schema_of(task: _Task, call: _Call) -> Mapping[str, Any] | None:
+    tool = None if task.tools is None else task.tools.get(call.action.name)
     schema = tool.validator.schema if tool is not None and tool.validator is not None else None
     return schema if isinstance(schema, Mapping) else None
 
 
-def _unknown_tool(task: ChatTask, actions: tuple[Action, ...], outcome: Outcome) -> list[Mutant[ChatTask]]:
+def unknown_tool(task: T, actions: tuple[Action, ...], outcome: Outcome) -> list[Mutant[T]]:
+    """Mutants that rename an accepted call's tool to one not offered (none when the task does
+    not say which tools were offered)."""
+    if task.tools is None:
+        return []
     out = []
     for i in _accepted(task, actions, outcome):
         call = task.calls[i]
@@ -85,9 +109,8 @@ def _unknown_tool(task: ChatTask, actions: tuple[Action, ...], outcome: Outcome)
     return out
 
 
-def _arguments_not_json(
-    task: ChatTask, actions: tuple[Action, ...], outcome: Outcome
-) -> list[Mutant[ChatTask]]:
+def arguments_not_json(task: T, actions: tuple[Action, ...], outcome: Outcome) -> list[Mutant[T]]:
+    """Mutants whose accepted call's arguments are cut JSON text."""
     out = []
     for i in _accepted(task, actions, outcome):
         call = task.calls[i]
@@ -101,7 +124,8 @@ def _arguments_not_json(
     return out
 
 
-def _drop_required(task: ChatTask, actions: tuple[Action, ...], outcome: Outcome) -> list[Mutant[ChatTask]]:
+def drop_required(task: T, actions: tuple[Action, ...], outcome: Outcome) -> list[Mutant[T]]:
+    """Mutants that drop a required argument the tool's schema names."""
     out = []
     for i in _accepted(task, actions, outcome):
         call = task.calls[i]
@@ -121,7 +145,8 @@ def _drop_required(task: ChatTask, actions: tuple[Action, ...], outcome: Outcome
     return out
 
 
-def _wrong_type(task: ChatTask, actions: tuple[Action, ...], outcome: Outcome) -> list[Mutant[ChatTask]]:
+def wrong_type(task: T, actions: tuple[Action, ...], outcome: Outcome) -> list[Mutant[T]]:
+    """Mutants that give an argument a value of another JSON type than its schema says."""
     out = []
     for i in _accepted(task, actions, outcome):
         call = task.calls[i]
@@ -144,19 +169,19 @@ def _wrong_type(task: ChatTask, actions: tuple[Action, ...], outcome: Outcome) -
 
 #: The chat audit's mutation operators: each must be rejected as ``schema`` at the mutated call.
 AUDIT_OPERATORS: tuple[Operator[ChatTask], ...] = (
-    Operator("unknown-tool", "call a tool that is not offered", Expect.LABEL, _unknown_tool, Label.SCHEMA),
+    Operator("unknown-tool", "call a tool that is not offered", Expect.LABEL, unknown_tool, Label.SCHEMA),
     Operator(
         "arguments-not-json",
         "arguments that are not valid JSON",
         Expect.LABEL,
-        _arguments_not_json,
+        arguments_not_json,
         Label.SCHEMA,
     ),
     Operator(
-        "drop-required", "drop a required argument (schema)", Expect.LABEL, _drop_required, Label.SCHEMA
+        "drop-required", "drop a required argument (schema)", Expect.LABEL, drop_required, Label.SCHEMA
     ),
     Operator(
-        "wrong-type", "an argument of another JSON type (schema)", Expect.LABEL, _wrong_type, Label.SCHEMA
+        "wrong-type", "an argument of another JSON type (schema)", Expect.LABEL, wrong_type, Label.SCHEMA
     ),
 )
 

@@ -250,4 +250,3 @@ def read(paths: Sequence[str], options: AdapterOptions) -> list[Rollout]:
         lambda r, first: f"repeats task {r.task_id!r} trial {r.trial} of {first}",
         "no transcripts found",
     )
-

@@ -177,6 +177,33 @@ def schema_violation(tool: ChatTool, arguments: Mapping[str, Any], where: str) -
     return f"at {_path(list(error.absolute_path))}: {error.message}"
 
 
+def schema_checks(
+    action: ToolCall,
+    arguments_error: str | None,
+    where: str,
+    tools: Mapping[str, ChatTool] | None,
+    not_offered: str,
+) -> tuple[list[Label], list[str]]:
+    """The schema labels and reasons of one call (CHAT-EXEC's first three checks): arguments not
+    JSON, a tool not offered (``not_offered`` says so; ``tools`` ``None``: not checked), arguments
+    that violate the tool's schema."""
+    labels: list[Label] = []
+    reasons: list[str] = []
+    if arguments_error is not None:
+        labels.append(Label.SCHEMA)
+        reasons.append(arguments_error)
+    tool = None if tools is None else tools.get(action.name)
+    if tools is not None and tool is None:
+        labels.append(Label.SCHEMA)
+        reasons.append(not_offered)
+    elif tool is not None and arguments_error is None:
+        violation = schema_violation(tool, action.arguments, where)
+        if violation is not None:
+            labels.append(Label.SCHEMA)
+            reasons.append(f"arguments violate the schema of {action.name!r} {violation}")
+    return labels, reasons
+
+
 class ChatSemantics:
     """The transcript's recorded execution checked against its tools: the state is the position.
 
@@ -202,21 +229,8 @@ class ChatSemantics:
                 "a task that offers tools needs at least one call (CHAT-NOTOOL)",
             )
         call = task.calls[position]
-        name = call.action.name
-        labels: list[Label] = []
-        reasons: list[str] = []
-        if call.arguments_error is not None:
-            labels.append(Label.SCHEMA)
-            reasons.append(call.arguments_error)
-        tool = task.tools.get(name)
-        if tool is None:
-            labels.append(Label.SCHEMA)
-            reasons.append(f"tool {name!r} is not in 'tools'")
-        elif call.arguments_error is None:
-            violation = schema_violation(tool, call.action.arguments, call.where)
-            if violation is not None:
-                labels.append(Label.SCHEMA)
-                reasons.append(f"arguments violate the schema of {name!r} {violation}")
+        missing = f"tool {call.action.name!r} is not in 'tools'"
+        labels, reasons = schema_checks(call.action, call.arguments_error, call.where, task.tools, missing)
         if not call.answered:
             reasons.append(f"no tool result answers call {call.action.call_id!r}")
         elif call.flagged:

@@ -81,8 +81,8 @@ class EvalArchive:
         info = self.zip.getinfo(name)
         if info.file_size > MAX_MEMBER_BYTES:
             raise InputError(
-                where, f"member declares {info.file_size} bytes, over the limit {MAX_MEMBER_BYTES} "
-                "(HOSTILE-ZIP)",
+                where,
+                f"member declares {info.file_size} bytes, over the limit {MAX_MEMBER_BYTES} (HOSTILE-ZIP)",
             )
         if info.file_size > RATIO_FLOOR and info.file_size > MAX_RATIO * max(info.compress_size, 1):
             raise InputError(

@@ -629,8 +629,6 @@ def split_by_category(rollouts: Iterable[Rollout]) -> list[Rollout]:
     return out
 
 
-
-
 __all__ = [
     "CONTEXT",
     "CONVERSATION",

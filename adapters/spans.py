@@ -1,0 +1,768 @@
+"""Agent traces as rollouts: the span model shared by the trace adapters (spec: spec/adapters/traces.md).
+
+The trace readers (``otel``, ``openinference``, ``agents``, ``langsmith``) turn their files into
+:class:`Span` values; this module groups them into traces (one trace is one rollout), checks
+the trace structure (TRACE-STRUCTURE), orders the calls (TRACE-ORDER), reads the task, trial,
+model, method and success (TRACE-KEYS, TRACE-SUCCESS) and replays the calls under
+:class:`TraceSemantics` (TRACE-EXEC). Nothing of a trace is executed: the recorded verdicts of
+the tools (span status, errors, results) are checked, with the chat adapter's JSON Schema
+checks and label families (CHAT-TOOLS, CHAT-LABELS).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import sys
+import zlib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from functools import lru_cache
+from typing import IO, TYPE_CHECKING, Any, cast
+
+import attrs
+
+from prefixexec.kernel import Accepted, ConditionKey, Label, Rejected, Rollout, ToolCall, replay
+from prefixexec.kernel.actions import Action, NoToolAction
+
+from . import limits
+from .chat.reader import parse_arguments
+from .chat.semantics import ERROR_FAMILIES, ChatTool, compile_schema, schema_checks
+from .chat.semantics import _excerpt as _chat_excerpt
+from .errors import InputError, file_faults
+from .labels import NO_RULES, LabelRules, family_labels
+
+if TYPE_CHECKING:
+    from . import AdapterOptions
+    from .audit import GenericAuditReport
+
+STDIN = "-"
+GZIP_MAGIC = b"\x1f\x8b"
+
+#: Span kinds (TRACE-SPANS): a tool call, a model call (its requested calls and offered tools),
+#: anything else (agents, chains, handoffs: context only).
+TOOL, LLM, OTHER = 0, 1, 2
+
+#: TRACE-KEYS: the attributes that name the task of a trace, tried in order (``--task-attr``
+#: replaces them); a trace that has none is its own task (its trace id).
+TASK_ATTRS = ("gen_ai.conversation.id", "session.id", "thread_id", "group_id")
+#: TRACE-SUCCESS: the evaluation name or attribute that gives the success (``--success-attr``).
+SUCCESS_ATTR = "success"
+#: TRACE-SUCCESS: ``--success-attr @ok``: a trace succeeded when none of its root spans failed.
+SUCCESS_OK = "@ok"
+#: Evaluation labels read as success / failure (TRACE-SUCCESS), compared case-insensitively.
+PASS_WORDS = frozenset({"pass", "passed", "true", "yes", "success", "succeeded", "correct", "1"})
+FAIL_WORDS = frozenset({"fail", "failed", "false", "no", "failure", "incorrect", "0"})
+#: TRACE-STRUCTURE: the most spans of one trace (a bounded answer for any input: beyond it the
+#: trace is refused, as a rollout beyond HOSTILE-HORIZON is).
+MAX_TRACE_SPANS = 1 << 21
+#: TRACE-RESULT-ERROR: a tool result that starts like an error message is a failed call even when
+#: the span is not marked (the conventions tell instrumentations not to mark handled errors).
+RESULT_ERROR = re.compile(r"\A\s*(?:error\b|exception\b|traceback \(most recent call last\))", re.IGNORECASE)
+#: TRACE-LABELS: trace-specific schema words, tried with the chat families.
+TRACE_FAMILIES = (
+    (
+        Label.SCHEMA,
+        re.compile(
+            r"\btool not found\b|\btool ['\"]?[\w.-]+['\"]? (?:was |is )?not (?:found|available)"
+            r"|not a valid tool|no such tool",
+            re.IGNORECASE,
+        ),
+    ),
+)
+
+
+@attrs.frozen(slots=True)
+class Requested:
+    """A call a model span asked for: its id, tool, raw arguments and position in the answer."""
+
+    call_id: str | None
+    name: str
+    arguments: object
+    position: int
+
+
+@attrs.frozen(slots=True)
+class Evaluation:
+    """A ``gen_ai.evaluation.result`` (or the format's equivalent) found in a trace."""
+
+    name: str
+    label: str | None
+    value: float | None
+    time: int
+
+
+@attrs.define(slots=True)
+class Span:
+    """One span (or run) of a trace, reduced to what scoring needs (TRACE-SPANS)."""
+
+    where: str
+    trace: str
+    span: str
+    parent: str | None
+    name: str
+    start: int
+    end: int
+    kind: int = OTHER
+    tool: str | None = None
+    call_id: str | None = None
+    arguments: object = None
+    result: str | None = None
+    failed: bool = False
+    error: str = ""
+    requested: tuple[Requested, ...] = ()
+    offered: tuple[tuple[str, object], ...] = ()
+    model: str | None = None
+    agent: str | None = None
+    values: dict[str, object] | None = None
+    evaluations: tuple[Evaluation, ...] = ()
+
+
+@attrs.frozen(slots=True)
+class TraceOptions:
+    """What the trace adapters take from the command line (TRACE-KEYS, TRACE-SUCCESS)."""
+
+    task_attrs: tuple[str, ...] = TASK_ATTRS
+    success_attr: str = SUCCESS_ATTR
+    threshold: float | None = None
+    model: str | None = None
+    method: str | None = None
+    error_pattern: re.Pattern[str] | None = None
+    label_rules: LabelRules = attrs.field(default=NO_RULES, eq=False)
+
+    @property
+    def keys(self) -> frozenset[str]:
+        """The attribute names a reader keeps on each span."""
+        return frozenset((*self.task_attrs, self.success_attr))
+
+
+def trace_options(options: AdapterOptions, adapter: str) -> TraceOptions:
+    """The trace settings of ``options`` (``--task-attr``, ``--success-attr``, ...)."""
+    from .chat.reader import error_pattern
+    from .labels import load_label_rules
+
+    extra = options.extra
+    task = extra.get("task_attr")
+    success = extra.get("success_attr")
+    return TraceOptions(
+        task_attrs=(task,) if isinstance(task, str) and task else TASK_ATTRS,
+        success_attr=success if isinstance(success, str) and success else SUCCESS_ATTR,
+        threshold=options.threshold,
+        model=options.model,
+        method=options.method,
+        error_pattern=error_pattern(options.error_pattern),
+        label_rules=load_label_rules(options.label_rules, adapter),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading lines: split at "\n" only, bounded, plain or gzip (HOSTILE-LINE)
+
+
+#: Bytes read at a time; lines are split in C (``bytes.split``), only ``\n`` ends a line.
+BLOCK = 1 << 20
+
+
+def _binary_lines(stream: IO[bytes], name: str) -> Iterator[tuple[int, bytes]]:
+    """``(line number, line)`` of a binary stream, without the ``\n``; a line longer than the
+    limit is refused once that many bytes of it are read (HOSTILE-LINE)."""
+    limit = limits.max_line_bytes
+    number = 0
+    pending: list[bytes] = []  # the start of a line that continues in the next block
+    pending_size = 0
+    while True:
+        block = stream.read(BLOCK)
+        if not block:
+            break
+        lines = block.split(b"\n")
+        if len(lines) == 1:
+            pending.append(block)
+            pending_size += len(block)
+            if pending_size > limit:
+                raise limits.too_long(f"{name}:{number + 1}", limit)
+            continue
+        if pending:
+            lines[0] = b"".join([*pending, lines[0]])
+        last = lines.pop()
+        for line in lines:
+            number += 1
+            if len(line) > limit:
+                raise limits.too_long(f"{name}:{number}", limit)
+            yield number, line
+        pending, pending_size = ([last], len(last)) if last else ([], 0)
+        if pending_size > limit:
+            raise limits.too_long(f"{name}:{number + 1}", limit)
+    if pending:
+        yield number + 1, b"".join(pending)
+
+
+def input_lines(path: str, expected: str) -> Iterator[tuple[str, bytes]]:
+    """``("FILE:LINE", bytes)`` of every non-blank line of ``path`` (``-``: stdin), gzip or plain.
+
+    Lines end at ``\\n`` only; a line longer than the limit is refused (HOSTILE-LINE); a gzip
+    stream that is cut off or corrupt is one error naming the file (TRACE-GZIP).
+    """
+    if path == STDIN:
+        limits.check_stdin()
+        for number, text in limits.bounded_lines(sys.stdin, "<stdin>"):
+            if text.strip():
+                yield f"<stdin>:{number}", text.encode("utf-8", "surrogatepass")
+        return
+    with file_faults(path, expected), open(path, "rb") as raw:
+        compressed = raw.read(2) == GZIP_MAGIC
+        raw.seek(0)
+        stream = cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb") if compressed else raw)
+        try:
+            for number, line in _binary_lines(stream, path):
+                if line.strip():
+                    yield f"{path}:{number}", line
+        except EOFError:
+            raise InputError(path, "the gzip stream ends early (a truncated file)") from None
+        except (gzip.BadGzipFile, zlib.error) as exc:
+            raise InputError(path, f"not a valid gzip stream ({exc})") from None
+
+
+def decode_line(where: str, line: bytes) -> Any:
+    """One JSON value, strictly (no NaN, no repeated key is left to the reader: msgspec keeps the
+    last); a line that is not JSON names its place and says it may be cut off."""
+    import msgspec
+
+    try:
+        return msgspec.json.decode(line)
+    except msgspec.DecodeError as exc:
+        raise InputError(where, f"not valid JSON ({exc}; a truncated line?)") from None
+    except RecursionError:
+        raise limits.too_deep(where) from None
+
+
+# ---------------------------------------------------------------------------------------------
+# Text of values
+
+
+def text_of(value: object) -> str:
+    """A result or error value as text: strings as they are, anything else as compact JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    except (TypeError, ValueError, RecursionError):
+        return str(value)
+
+
+def scalar(value: object) -> object:
+    """An attribute value kept for TRACE-KEYS: str, bool, int or float (anything else: its text)."""
+    if value is None or isinstance(value, str | bool | int | float):
+        return value
+    return text_of(value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Semantics (TRACE-EXEC)
+
+
+@attrs.frozen(slots=True)
+class TraceCall:
+    """One call of a trace: the tool span (or the model's request no span answered)."""
+
+    where: str
+    span: str
+    action: ToolCall
+    arguments_error: str | None
+    executed: bool
+    failed: bool
+    error: str
+    result: str
+
+
+@attrs.frozen(slots=True)
+class TraceTask:
+    """What the trace semantics needs of one trace."""
+
+    trace: str
+    calls: tuple[TraceCall, ...]
+    #: The tools the trace says were offered (``None``: the trace does not say).
+    tools: Mapping[str, ChatTool] | None = attrs.field(eq=False)
+    error_pattern: re.Pattern[str] | None = None
+    label_rules: LabelRules = attrs.field(default=NO_RULES, eq=False)
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _excerpt(text: str) -> str:
+    """A text of the trace as quoted in a reason: white space runs as one space, cut to the chat
+    excerpt's length, and any other control character written as ``\\xNN`` (a tool's error must
+    not reach the terminal as an escape sequence)."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", _chat_excerpt(text))
+
+
+def trace_labels(text: str, arguments: object, rules: LabelRules) -> tuple[Label, ...]:
+    """TRACE-LABELS: a label rule's label, else every chat family and trace family that matches
+    (the call's argument values masked, LABEL-MASK)."""
+    return family_labels(text, arguments, ERROR_FAMILIES + TRACE_FAMILIES, rules)
+
+
+class TraceSemantics:
+    """A trace's recorded calls checked in order; the state is the position (TRACE-EXEC).
+
+    Every violated check is a label and the reason joins their texts, each naming the span.
+    """
+
+    def initial_state(self, task: TraceTask) -> tuple[TraceTask, int]:
+        return (task, 0)
+
+    def step(
+        self, state: tuple[TraceTask, int], action: Action
+    ) -> Accepted[tuple[TraceTask, int]] | Rejected:
+        task, position = state
+        if isinstance(action, NoToolAction):
+            return Accepted((task, position + 1))  # TRACE-NOTOOL: an answer without a call
+        call = task.calls[position]
+        offered = "none" if task.tools is None else ", ".join(sorted(task.tools)) or "none"
+        not_offered = f"tool {call.action.name!r} is not offered in the trace (offered: {offered})"
+        labels, reasons = schema_checks(
+            call.action, call.arguments_error, call.where, task.tools, not_offered
+        )
+        rules = task.label_rules
+        if not call.executed:
+            reasons.append(f"no tool span answers the requested call {call.action.call_id!r}")
+            if call.failed:
+                labels.extend(trace_labels(call.error, call.action.arguments, rules))
+                reasons.append(f"the trace says: {_excerpt(call.error)}")
+        elif call.failed:
+            text = call.error or call.result
+            labels.extend(trace_labels(f"{call.error}\n{call.result}", call.action.arguments, rules))
+            reasons.append(f"the tool span failed: {_excerpt(text) or '(no message)'}")
+        elif RESULT_ERROR.search(call.result):
+            labels.extend(trace_labels(call.result, call.action.arguments, rules))
+            reasons.append(f"the tool result is an error: {_excerpt(call.result)}")
+        elif task.error_pattern is not None and task.error_pattern.search(call.result):
+            labels.extend(trace_labels(call.result, call.action.arguments, rules))
+            reasons.append(f"the tool result matches --error-pattern: {_excerpt(call.result)}")
+        if reasons:
+            return Rejected(labels, f"span {call.span} ({call.where}): " + "; ".join(reasons))
+        return Accepted((task, position + 1), call.result)
+
+
+SEMANTICS = TraceSemantics()
+
+
+# ---------------------------------------------------------------------------------------------
+# Traces -> rollouts
+
+
+def _check_structure(trace: str, spans: list[Span]) -> None:
+    """TRACE-STRUCTURE: span ids unique in the trace, no cycle of parent ids, bounded size."""
+    if len(spans) > MAX_TRACE_SPANS:
+        raise InputError(
+            spans[0].where,
+            f"trace {trace} holds more than {MAX_TRACE_SPANS} spans (TRACE-STRUCTURE): split the export",
+        )
+    parents: dict[str, str | None] = {}
+    for span in spans:
+        if span.span in parents:
+            raise InputError(span.where, f"span id {span.span} appears twice in trace {trace}")
+        parents[span.span] = span.parent
+    done: set[str] = set()
+    for span in spans:
+        path: list[str] = []
+        seen: set[str] = set()
+        node: str | None = span.span
+        while node is not None and node in parents and node not in done:
+            if node in seen:
+                cycle = [*path[path.index(node) :], node]
+                raise InputError(
+                    span.where,
+                    f"trace {trace}: the parent ids form a cycle ({' -> '.join(cycle)}): not a tree of spans",
+                )
+            seen.add(node)
+            path.append(node)
+            node = parents[node]
+        done.update(path)
+
+
+@lru_cache(maxsize=4096)
+def _parsed_text(raw: str) -> tuple[Mapping[str, Any], str | None]:
+    return parse_arguments(raw)
+
+
+def _arguments(raw: object) -> tuple[Mapping[str, Any], str | None]:
+    """:func:`parse_arguments`, each argument text parsed once (a request and the span that
+    answers it carry the same text; the result is read, never changed)."""
+    return _parsed_text(raw) if isinstance(raw, str) else parse_arguments(raw)
+
+
+@lru_cache(maxsize=4096)
+def _canonical_text(arguments: str) -> str:
+    parsed, problem = _arguments(arguments)
+    return arguments if problem is not None else json.dumps(parsed, sort_keys=True)
+
+
+def _canonical(arguments: object) -> str:
+    """The arguments of a call as canonical JSON (a text that is not a JSON object: as it is)."""
+    return _canonical_text(arguments) if isinstance(arguments, str) else text_of(arguments)
+
+
+def _single(arguments: object) -> str | None:
+    """The one argument value of a call, as text (a tool span that records its only input bare)."""
+    parsed, problem = _arguments(arguments) if arguments is not None else ({}, "none")
+    if problem is None and len(parsed) == 1:
+        return text_of(next(iter(parsed.values())))
+    return None
+
+
+def _calls(spans: list[Span]) -> list[TraceCall]:
+    """TRACE-ORDER: every tool span and every requested call no span answers, in call order.
+
+    A tool span answers the request with its call id; a span without one answers the first
+    unanswered request of the same tool with the same arguments (canonical JSON, or the bare
+    value of a one-argument call), else of the same tool.
+    """
+    requests: list[tuple[tuple[int, int, int], Requested, Span]] = []
+    for span in spans:
+        if span.kind == LLM:
+            for asked in span.requested:
+                requests.append(((span.end, asked.position, span.end), asked, span))
+    by_id: dict[str, int] = {}
+    by_content: dict[tuple[str, str], list[int]] = {}
+    by_name: dict[str, list[int]] = {}
+    # the content indexes are needed only for tool spans without a call id
+    by_content_needed = any(s.kind == TOOL and s.call_id is None for s in spans)
+    for index, (_, asked, _) in enumerate(requests):
+        if asked.call_id is not None and asked.call_id not in by_id:
+            by_id[asked.call_id] = index
+        if not by_content_needed:
+            continue
+        by_content.setdefault((asked.name, _canonical(asked.arguments)), []).append(index)
+        single = _single(asked.arguments)
+        if single is not None:
+            by_content.setdefault((asked.name, single), []).append(index)
+        by_name.setdefault(asked.name, []).append(index)
+    carried = {s.call_id for s in spans if s.kind == TOOL and s.call_id is not None}
+    answered: set[int] = set()
+    keyed: list[tuple[tuple[int, int, int, int], TraceCall]] = []
+
+    def first_free(candidates: list[int]) -> int | None:
+        return next(
+            (i for i in candidates if i not in answered and requests[i][1].call_id not in carried), None
+        )
+
+    for order, span in enumerate(spans):
+        if span.kind != TOOL:
+            continue
+        name = span.tool or ""
+        if span.call_id is not None:
+            match = by_id.get(span.call_id)
+        else:  # no call id on the span (OpenInference's spans): the same tool and arguments
+            match = first_free(by_content.get((name, _canonical(span.arguments)), []))
+            if match is None:
+                match = first_free(by_name.get(name, []))
+        request: Requested | None = None
+        if match is not None and match not in answered:
+            answered.add(match)
+            anchor, request, _ = requests[match]
+            key = (anchor[0], anchor[1], span.start, order)
+        else:
+            key = (span.start, 0, span.start, order)
+        keyed.append((key, _tool_call(span, request)))
+    failures = [s.error for s in spans if s.kind != TOOL and s.failed and s.error]
+    for index, (anchor, request, llm) in enumerate(requests):
+        if index in answered:
+            continue
+        arguments, problem = _arguments(request.arguments)
+        action = ToolCall(request.name, arguments, request.call_id)
+        # TRACE-UNANSWERED: a failed span of the trace whose error names the tool says why
+        said = "; ".join(text for text in failures if request.name in text)
+        call = TraceCall(llm.where, llm.span, action, problem, False, bool(said), said, "")
+        keyed.append(((anchor[0], anchor[1], anchor[2], len(spans) + index), call))
+    keyed.sort(key=lambda item: item[0])
+    return [call for _, call in keyed]
+
+
+def _tool_call(span: Span, request: Requested | None) -> TraceCall:
+    """The call of a tool span: its own arguments when it records them as a JSON object, else
+    the arguments the model asked for (TRACE-ORDER)."""
+    arguments, problem = _arguments(span.arguments if span.arguments is not None else {})
+    if request is not None and (span.arguments is None or problem is not None):
+        arguments, problem = _arguments(request.arguments)
+    call_id = span.call_id or (request.call_id if request is not None else None)
+    action = ToolCall(span.tool or span.name, arguments, call_id)
+    return TraceCall(span.where, span.span, action, problem, True, span.failed, span.error, span.result or "")
+
+
+def _offered(spans: list[Span]) -> dict[str, ChatTool] | None:
+    """TRACE-TOOLS: the tools the trace's spans say were offered (``None`` when none says)."""
+    found: dict[str, object] = {}
+    said = False
+    for span in spans:
+        for name, schema in span.offered:
+            said = True
+            if found.get(name) is None:
+                found[name] = schema
+    if not said:
+        return None
+    tools: dict[str, ChatTool] = {}
+    for name, schema in found.items():
+        validator = None
+        if schema is not None:
+            try:
+                validator = compile_schema(schema)
+            except ValueError:
+                validator = None  # a schema the trace garbled checks nothing (TRACE-TOOLS)
+        tools[name] = ChatTool(name, validator)
+    return tools
+
+
+def _value(spans: list[Span], names: Sequence[str]) -> tuple[object, Span] | None:
+    """The first span's value of the first of ``names`` that any span has (spans in start order)."""
+    holding = [span for span in spans if span.values is not None]
+    for name in names:
+        for span in holding:
+            assert span.values is not None
+            if span.values.get(name) is not None:
+                return span.values[name], span
+    return None
+
+
+def _success_word(value: object, where: str, what: str, threshold: float | None) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float):
+        if threshold is not None:
+            return float(value) >= threshold
+        if value in (0, 1):
+            return bool(value)
+        raise InputError(where, f"{what} = {value!r} is neither 0 nor 1: give --threshold to compare it")
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in PASS_WORDS:
+            return True
+        if word in FAIL_WORDS:
+            return False
+    raise InputError(where, f"{what} = {value!r} is not a success value (true/false, pass/fail, 0/1)")
+
+
+def _success(spans: list[Span], roots: list[Span], trace: str, options: TraceOptions) -> bool:
+    """TRACE-SUCCESS: the last evaluation named ``--success-attr``, else its attribute, else an error."""
+    name = options.success_attr
+    if name == SUCCESS_OK:
+        return not any(root.failed for root in roots)
+    evaluations = [(e.time, i, e, s) for i, s in enumerate(spans) for e in s.evaluations if e.name == name]
+    if evaluations:
+        _, _, last, span = max(evaluations, key=lambda item: (item[0], item[1]))
+        what = f"evaluation {name!r}"
+        if last.label is not None and last.label.strip().lower() in PASS_WORDS | FAIL_WORDS:
+            return last.label.strip().lower() in PASS_WORDS
+        if last.value is not None:
+            return _success_word(last.value, span.where, f"{what} score", options.threshold)
+        return _success_word(last.label, span.where, f"{what} label", options.threshold)
+    found = _value(spans, (name,))
+    if found is not None:
+        value, span = found
+        return _success_word(value, span.where, f"attribute {name!r}", options.threshold)
+    raise InputError(
+        roots[0].where if roots else spans[0].where,
+        f"trace {trace}: no success: no evaluation or attribute {name!r} (name one with --success-attr "
+        f"NAME, or --success-attr {SUCCESS_OK} to count a trace whose root spans did not fail as a success)",
+    )
+
+
+def _name(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def trace_task(trace: str, members: list[Span], options: TraceOptions) -> tuple[TraceTask, list[Span]]:
+    """The replayable task of one trace and its root spans (TRACE-STRUCTURE, TRACE-ORDER, TRACE-TOOLS)."""
+    _check_structure(trace, members)
+    ids = {s.span for s in members}
+    roots = [s for s in members if s.parent is None or s.parent not in ids]
+    task = TraceTask(
+        trace, tuple(_calls(members)), _offered(members), options.error_pattern, options.label_rules
+    )
+    return task, roots
+
+
+def read_traces(
+    spans: Iterable[Span], options: TraceOptions, dataset: str, paths: Sequence[str]
+) -> list[Rollout]:
+    """The rollouts of every span a reader yields (the cyclic garbage collector paused meanwhile:
+    the spans hold no cycles, and a collection would scan them again and again as they are made)."""
+    from .records import _collector_paused
+
+    with _collector_paused():
+        return trace_rollouts(list(spans), options, dataset, paths)
+
+
+def trace_rollouts(
+    spans: Sequence[Span], options: TraceOptions, dataset: str, paths: Sequence[str]
+) -> list[Rollout]:
+    """Group ``spans`` into traces and replay each as one rollout (TRACE-*)."""
+    traces: dict[str, list[Span]] = {}
+    for span in spans:
+        traces.setdefault(span.trace, []).append(span)
+    if not traces:
+        raise InputError(", ".join(paths) or "<no input>", "no spans found")
+    built: list[tuple[int, str, Rollout]] = []
+    for trace, members in traces.items():
+        task, roots = trace_task(trace, members, options)
+        calls = task.calls
+        members_by_start = sorted(members, key=lambda s: s.start)
+        outcome = replay(SEMANTICS, task, [c.action for c in calls])
+        found_task = _value(members_by_start, options.task_attrs)
+        task_id = str(found_task[0]) if found_task is not None else trace
+        model = next((s.model for s in members_by_start if s.model), None) or options.model
+        method = next((s.agent for s in members_by_start if s.agent), None) or options.method
+        root = min(roots, key=lambda s: s.start) if roots else members_by_start[0]
+        if model is None:
+            raise InputError(root.where, f"trace {trace}: no model span names the model: give --model")
+        method = method or root.name or None  # TRACE-KEYS: the root span's name (a workflow, a graph)
+        if method is None:
+            raise InputError(root.where, f"trace {trace}: no span names the agent: give --method")
+        success = _success(members_by_start, roots, trace, options)
+        meta: dict[str, object] = {
+            "source": root.where,
+            "trace_id": trace,
+            "root_span": root.span,
+            "action_spans": [c.span for c in calls],
+        }
+        key = ConditionKey(dataset, model, method)
+        first = min((s.start for s in members if s.start > 0), default=0)  # a trace object has no time
+        built.append((first, trace, Rollout(key, task_id, 0, outcome, success, meta)))
+    built.sort(key=lambda item: (item[0], item[1]))
+    trials: dict[tuple[ConditionKey, str], int] = {}
+    out: list[Rollout] = []
+    for _, _, rollout in built:
+        slot = (rollout.condition, rollout.task_id)
+        trial = trials.get(slot, 0)
+        trials[slot] = trial + 1
+        out.append(attrs.evolve(rollout, trial=trial) if trial else rollout)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Results back into the tracing backend (TRACE-EVALUATIONS)
+
+
+def evaluation_events(rollout: Rollout) -> list[dict[str, Any]]:
+    """The ``gen_ai.evaluation.result`` events of one rollout: ``prefixexec.fed`` and
+    ``prefixexec.executable``, keyed by the trace id and the span they are about."""
+    meta = rollout.meta
+    trace = meta.get("trace_id")
+    if not isinstance(trace, str):
+        return []
+    outcome = rollout.outcome
+    spans = meta.get("action_spans")
+    root = meta.get("root_span")
+    failing = None
+    if not outcome.fully_executable and isinstance(spans, list) and outcome.fed <= len(spans):
+        failing = spans[outcome.fed - 1]
+    label = (
+        "executable" if outcome.fully_executable else (outcome.label.value if outcome.label else "unlabelled")
+    )
+    explanation = (
+        f"all {outcome.T} calls executable"
+        if outcome.fully_executable
+        else (outcome.reason or "not executable")
+    )
+    span = failing if isinstance(failing, str) else root
+    common = {"trace_id": trace, "span_id": span, "name": "gen_ai.evaluation.result"}
+    return [
+        {
+            **common,
+            "attributes": {
+                "gen_ai.evaluation.name": "prefixexec.fed",
+                "gen_ai.evaluation.score.value": outcome.fed,
+                "gen_ai.evaluation.score.label": label,
+                "gen_ai.evaluation.explanation": explanation,
+            },
+        },
+        {
+            **common,
+            "attributes": {
+                "gen_ai.evaluation.name": "prefixexec.executable",
+                "gen_ai.evaluation.score.value": 1 if outcome.fully_executable else 0,
+                "gen_ai.evaluation.score.label": "pass" if outcome.fully_executable else "fail",
+                "gen_ai.evaluation.explanation": explanation,
+            },
+        },
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# The trace audit (AUDIT-TRACES): calls the adapter accepted are the gold; mutants must be
+# rejected as schema at the mutated call.
+
+
+def _operators() -> tuple[Any, ...]:
+    """The chat audit's operators, on trace calls (a trace call has the same action and tools)."""
+    from .audit import Expect, Operator
+    from .chat.operators import arguments_not_json, drop_required, unknown_tool, wrong_type
+
+    schema = Label.SCHEMA
+    return (
+        Operator("unknown-tool", "call a tool the trace did not offer", Expect.LABEL, unknown_tool, schema),
+        Operator("arguments-not-json", "arguments not valid JSON", Expect.LABEL, arguments_not_json, schema),
+        Operator("drop-required", "drop a required argument (schema)", Expect.LABEL, drop_required, schema),
+        Operator("wrong-type", "an argument of another JSON type (schema)", Expect.LABEL, wrong_type, schema),
+    )
+
+
+AUDIT_OPERATORS = ("unknown-tool", "arguments-not-json", "drop-required", "wrong-type")
+
+
+def audit_traces(
+    paths: Sequence[str], options: AdapterOptions, adapter: str, read_spans: Any
+) -> GenericAuditReport:
+    """``prefixexec audit --adapter <trace adapter> FILE...`` (AUDIT-TRACES)."""
+    from .audit import AuditPlan, accepted_prefixes, run_audit, seed_of
+
+    if not paths:
+        raise InputError(f"--adapter {adapter}", "the trace audit reads trace files: give FILE...")
+    settings = trace_options(options, adapter)
+    traces: dict[str, list[Span]] = {}
+    for span in read_spans(settings.keys):
+        traces.setdefault(span.trace, []).append(span)
+    items = []
+    for trace, members in traces.items():
+        task, roots = trace_task(trace, members, settings)
+        where = (min(roots, key=lambda s: s.start) if roots else members[0]).where
+        items.append((f"{where} (trace {trace})", task, tuple(c.action for c in task.calls)))
+    if not items:
+        raise InputError(", ".join(paths), "no spans found")
+    gold, first_rejected = accepted_prefixes(SEMANTICS, items)
+    without_calls = sum(1 for _, _, actions in items if not actions)
+    plan: Any = AuditPlan(
+        adapter=adapter,
+        source=f"{', '.join(paths)}: {len(items)} traces, {sum(len(a) for _, _, a in items)} calls",
+        semantics=SEMANTICS,
+        gold=gold,
+        gold_kind="calls the adapter accepted, before each trace's first rejection",
+        operators=_operators(),
+        not_checked=(
+            "whether the recorded tool results are right: they are taken as given, nothing is executed",
+            "calls after each trace's first rejection (replay stops there: CONV-REPLAY)",
+            f"{first_rejected} traces whose first call was rejected and {without_calls} without a call",
+            "unknown-tool in traces that do not say which tools were offered; schema operators for tools "
+            "without a parameter schema in the trace",
+        ),
+    )
+    return run_audit(plan, seed_of(options))
+
+
+def write_evaluations(path: str, rollouts: Sequence[Rollout]) -> None:
+    """``score --emit-evaluations PATH``: the events of every rollout, one JSON object per line,
+    written atomically (HOSTILE-OUTPUT-*)."""
+    from pathlib import Path
+
+    from .files import atomic_path, output_directory
+
+    output_directory(path)
+    lines = [
+        json.dumps(event, ensure_ascii=False, sort_keys=True) + "\n"
+        for rollout in rollouts
+        for event in evaluation_events(rollout)
+    ]
+    with atomic_path(Path(path)) as tmp:
+        Path(tmp).write_text("".join(lines), encoding="utf-8")
