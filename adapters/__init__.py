@@ -22,7 +22,17 @@ if TYPE_CHECKING:
     from .audit import AuditReport
 
 #: The adapter modules, imported on first use: reading records loads no other adapter (issue 16).
-_MODULES = ("bfcl", "chat", "inspect_logs", "limits", "parquet", "records", "taubench", "toolsandbox")
+_MODULES = (
+    "bfcl",
+    "chat",
+    "harness",
+    "inspect_logs",
+    "limits",
+    "parquet",
+    "records",
+    "taubench",
+    "toolsandbox",
+)
 
 
 def __getattr__(name: str) -> Any:
@@ -54,9 +64,11 @@ class AdapterOptions:
     by: str | None = None
     #: ``--label-rules FILE``: user label families for text-labelled adapters (LABEL-RULES).
     label_rules: str | None = None
-    #: BFCL: ``"failure"`` (default, the leaderboard's convention) or ``"exclude"`` entries whose
-    #: result is an inference error.
-    inference_errors: str = "failure"
+    #: ``--harness-errors``: ``"failure"`` (counted as failed rollouts) or ``"exclude"`` (left
+    #: out); ``None``: each benchmark's own convention (HARNESS-DEFAULT, adapters/harness.py).
+    harness_errors: str | None = None
+    #: BFCL's ``--inference-errors``, the alias of ``harness_errors`` for its inference errors.
+    inference_errors: str | None = None
     extra: Mapping[str, object] = attrs.field(factory=dict)
 
 
