@@ -26,6 +26,7 @@ _MODULES = (
     "agents_sdk",
     "bfcl",
     "chat",
+    "harness",
     "inspect_logs",
     "langsmith_runs",
     "limits",
@@ -67,9 +68,11 @@ class AdapterOptions:
     by: str | None = None
     #: ``--label-rules FILE``: user label families for text-labelled adapters (LABEL-RULES).
     label_rules: str | None = None
-    #: BFCL: ``"failure"`` (default, the leaderboard's convention) or ``"exclude"`` entries whose
-    #: result is an inference error.
-    inference_errors: str = "failure"
+    #: ``--harness-errors``: ``"failure"`` (counted as failed rollouts) or ``"exclude"`` (left
+    #: out); ``None``: each benchmark's own convention (HARNESS-DEFAULT, adapters/harness.py).
+    harness_errors: str | None = None
+    #: BFCL's ``--inference-errors``, the alias of ``harness_errors`` for its inference errors.
+    inference_errors: str | None = None
     extra: Mapping[str, object] = attrs.field(factory=dict)
 
 

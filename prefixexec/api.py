@@ -41,6 +41,7 @@ ADAPTER_OPTIONS = (
     "error_pattern",
     "by",
     "label_rules",
+    "harness_errors",
     "inference_errors",
 )
 #: Metrics with a bootstrap distribution (:func:`bootstrap`).
@@ -694,8 +695,11 @@ def score(
 
     if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 0:
         raise ValueError(f"'bootstrap' must be an integer >= 0: {bootstrap!r}")
+    from prefixexec.adapters import harness
+
     settings = None if bootstrap == 0 else BootstrapSettings(B=bootstrap, seed=seed, level=level)
-    name, rollouts = _rollouts_of(source, adapter, adapter_options)
+    with harness.collecting() as log:  # HARNESS-REPORT, as `score` counts them
+        name, rollouts = _rollouts_of(source, adapter, adapter_options)
     if select is not None:
         rollouts = select_rollouts(rollouts, parse([select] if isinstance(select, str) else list(select)))
     results = evaluate_accumulators(AccumulatorSet.from_rollouts(rollouts), settings, paired=not unpaired)
@@ -707,7 +711,7 @@ def score(
         level=level,
         paired=not unpaired,
     )
-    document = score_document(results, signature)
+    document = score_document(results, signature, log if name in harness.ADAPTERS else None)
     return Scores(tuple(Condition.of(r) for r in results), tuple(rollouts), str(signature), document)
 
 

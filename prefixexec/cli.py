@@ -193,11 +193,19 @@ def add_adapter_options(parser: argparse.ArgumentParser) -> None:
         "label families (chat, inspect, taubench, toolsandbox; spec LABEL-RULES)",
     )
     parser.add_argument(
+        "--harness-errors",
+        choices=("failure", "exclude"),
+        default=None,
+        help="rollouts the harness lost (BFCL inference errors, crashed tau-bench runs, tau2 "
+        "infrastructure errors, ToolSandbox aborts, errored inspect samples): count them as failed "
+        "rollouts (failure) or leave them out (exclude); default: each benchmark's own metric code "
+        "(spec HARNESS-DEFAULT)",
+    )
+    parser.add_argument(
         "--inference-errors",
         choices=("failure", "exclude"),
         default=None,
-        help="BFCL: an entry whose result is an inference error is a failed rollout (failure, the "
-        "leaderboard's convention; default) or is left out (exclude)",
+        help="BFCL: the alias of --harness-errors for entries whose result is an inference error",
     )
     parser.add_argument(
         "--select",
@@ -407,8 +415,11 @@ def signature_options(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
         from prefixexec.adapters.labels import file_digest
 
         found.append(("label-rules", file_digest(rules)))
-    if args.adapter == "bfcl":
-        found.append(("inference-errors", getattr(args, "inference_errors", None) or "failure"))
+    from prefixexec.adapters import harness
+
+    if args.adapter in harness.ADAPTERS:  # HARNESS-SIGNATURE: the choice, or the benchmark's default
+        chosen = getattr(args, "harness_errors", None) or getattr(args, "inference_errors", None)
+        found.append(("harness-errors", chosen or harness.SIGNATURE_DEFAULTS[args.adapter]))
     return tuple(found)
 
 
@@ -438,9 +449,7 @@ def adapter_options(args: argparse.Namespace) -> AdapterOptions:
     check_option_effect(args)
     if args.by is not None and args.adapter != "toolsandbox":
         raise InputError("--by", f"only the toolsandbox adapter splits by {args.by}, not {args.adapter!r}")
-    inference_errors = getattr(args, "inference_errors", None)
-    if inference_errors is not None and args.adapter != "bfcl":
-        raise InputError("--inference-errors", f"only applies with --adapter bfcl, not {args.adapter!r}")
+    harness_errors, inference_errors = check_harness_errors(args)
     label_rules = getattr(args, "label_rules", None)
     if label_rules is not None:
         from prefixexec.adapters.labels import load_label_rules
@@ -461,8 +470,30 @@ def adapter_options(args: argparse.Namespace) -> AdapterOptions:
         error_pattern=args.error_pattern,
         by=args.by,
         label_rules=label_rules,
-        inference_errors=inference_errors or "failure",
+        harness_errors=harness_errors,
+        inference_errors=inference_errors,
     )
+
+
+def check_harness_errors(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """``--harness-errors`` and its BFCL alias ``--inference-errors``, checked (HARNESS-OPTION)."""
+    from prefixexec.adapters import InputError, harness
+
+    chosen = getattr(args, "harness_errors", None)
+    alias = getattr(args, "inference_errors", None)
+    if alias is not None and args.adapter != "bfcl":
+        raise InputError("--inference-errors", f"only applies with --adapter bfcl, not {args.adapter!r}")
+    if chosen is not None and args.adapter not in harness.ADAPTERS:
+        raise InputError(
+            "--harness-errors",
+            f"has no effect with --adapter {args.adapter}: its input records no harness errors "
+            f"(it applies with --adapter {', '.join(harness.ADAPTERS)})",
+        )
+    if chosen is not None and alias is not None and chosen != alias:
+        raise InputError(
+            "--inference-errors", f"says {alias}, --harness-errors says {chosen}: give one of them"
+        )
+    return chosen, alias
 
 
 def read_input(args: argparse.Namespace) -> list[Rollout]:
@@ -525,21 +556,26 @@ def _write(text: str, output: str | None) -> None:
 
 
 def _score(args: argparse.Namespace) -> int:
+    from prefixexec.adapters import harness
+
     from .inference import evaluate_accumulators, score_document, table_intervals
     from .scoring import dumps, format_table
     from .ttyprogress import tty_steps
 
     with tty_steps(args, "prefixexec score") as step:  # PROGRESS-TTY: a spinner on a terminal
         step("reading input")
-        accumulators, rollouts = read_scored_input(args)
+        with harness.collecting() as log:  # HARNESS-REPORT: the harness errors the adapter reads
+            accumulators, rollouts = read_scored_input(args)
         signature = signature_of(args)
         step(f"bootstrap ({args.bootstrap} resamples)" if args.bootstrap else "scoring")
         results = evaluate_accumulators(accumulators, settings_of(args), paired=not args.unpaired)
+    found = log if args.adapter in harness.ADAPTERS else None
     if args.json:
-        text = dumps(score_document(results, signature))
+        text = dumps(score_document(results, signature, found))
     else:
         rows = [(r.key, r.metrics, table_intervals(r.intervals)) for r in results]
-        text = format_table(rows, str(signature))
+        totals = {r.key: r.metrics.N for r in results}
+        text = format_table(rows, str(signature), harness.footer_lines(log, totals))
     _write(text, args.output)
     write_rollout_rows(args, rollouts)
     if getattr(args, "emit_evaluations", None) is not None and rollouts is not None:

@@ -12,6 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import IO, Any
 
+from prefixexec.adapters.harness import HarnessFault
 from prefixexec.kernel import Rollout
 from prefixexec.kernel.actions import NoToolAction, ToolCall
 
@@ -30,10 +31,16 @@ def verdict(k: int, fed: int) -> str:
     return OK if k < fed else FAIL if k == fed else AFTER
 
 
-def call_text(action: object) -> str:
-    """``tool(key=value, ...)`` with JSON values, cut to :data:`ARGUMENT_LIMIT` characters."""
+def call_text(action: object, written: object = None) -> str:
+    """``tool(key=value, ...)`` with JSON values, cut to :data:`ARGUMENT_LIMIT` characters, or
+    ``written``, the call as the model wrote it where the adapter keeps that (BFCL: positional
+    arguments too)."""
+    if isinstance(action, HarnessFault):
+        return "(harness error: the harness ended the rollout here; not an action of the agent)"
     if isinstance(action, NoToolAction):
         return "(no tool call: the rollout ended without calling a tool)"
+    if isinstance(written, str) and written:
+        return written if len(written) <= ARGUMENT_LIMIT + 40 else written[: ARGUMENT_LIMIT + 37] + "..."
     if not isinstance(action, ToolCall):
         return repr(action)
     parts = [f"{k}={json.dumps(json_value(v), ensure_ascii=False)}" for k, v in action.arguments.items()]
@@ -48,9 +55,12 @@ def explanation(rollout: Rollout) -> dict[str, Any]:
     out = row(rollout)
     outcome = rollout.outcome
     turns = rollout.meta.get("action_turns")
+    texts = _texts(rollout)
     steps = []
     for k, action in enumerate(outcome.actions, start=1):
         step = action_json(action, k, turns if isinstance(turns, list | tuple) else None)
+        if texts is not None:
+            step["text"] = texts[k - 1]
         step["verdict"] = {OK: "ok", FAIL: "failed", AFTER: "not_evaluated"}[verdict(k, outcome.fed)]
         steps.append(step)
     out["actions"] = steps if outcome.actions else None
@@ -59,6 +69,22 @@ def explanation(rollout: Rollout) -> dict[str, Any]:
 
 def _yes(value: bool) -> str:
     return "yes" if value else "no"
+
+
+def _texts(rollout: Rollout) -> list[str] | None:
+    """The calls as the model wrote them (``meta["action_texts"]``, one per action), if kept."""
+    texts = rollout.meta.get("action_texts")
+    if isinstance(texts, list | tuple) and len(texts) == len(rollout.outcome.actions):
+        return [str(t) for t in texts]
+    return None
+
+
+def reason_text(indent: int, reason: str) -> str:
+    """``reason: ...`` indented by ``indent`` spaces, each further line of a multi-line reason
+    indented to where the first line's text starts, its own indentation kept (OUT-EXPLAIN)."""
+    lead = " " * indent + "reason: "
+    lines = reason.splitlines() or [""]
+    return "\n".join([lead + lines[0], *(" " * len(lead) + line for line in lines[1:])])
 
 
 def render(rollouts: Sequence[Rollout], file: IO[str], colour: bool) -> None:
@@ -95,29 +121,31 @@ def render(rollouts: Sequence[Rollout], file: IO[str], colour: bool) -> None:
                 failed.append(outcome.label.value if outcome.label else "unlabelled", style="red")
                 console.print(failed)
                 if outcome.reason:
-                    console.print(Text(f"       reason: {outcome.reason}"))
+                    console.print(Text(reason_text(7, outcome.reason)))
         width = len(str(len(outcome.actions)))
         turns = rollout.meta.get("action_turns")
         turns = turns if isinstance(turns, list | tuple) and len(turns) == len(outcome.actions) else None
+        texts = _texts(rollout)
         for k, action in enumerate(outcome.actions, start=1):
+            written = None if texts is None else texts[k - 1]
             mark = verdict(k, outcome.fed)
             line = Text(f"  {k:>{width}}  ")
             if turns is not None:
                 line.append(f"turn {turns[k - 1]}  ", style="dim")
             if mark == OK:
                 line.append("ok    ", style="green")
-                line.append(call_text(action))
+                line.append(call_text(action, written))
             elif mark == FAIL:
                 line.append("FAIL  ", style="bold red")
-                line.append(call_text(action), style="bold")
+                line.append(call_text(action, written), style="bold")
                 line.append("  " + (outcome.label.value if outcome.label else "unlabelled"), style="red")
             else:
                 line.append("--    ", style="dim")
-                line.append(call_text(action), style="dim")
+                line.append(call_text(action, written), style="dim")
                 line.append(f"  [{AFTER}]", style="dim")
             console.print(line)
             if mark == FAIL and outcome.reason:
-                console.print(Text(" " * (width + 4) + f"reason: {outcome.reason}"))
+                console.print(Text(reason_text(width + 4, outcome.reason)))
         summary = Text(f"  T = {outcome.T}  FED = {outcome.fed}  ")
         summary.append(
             "fully executable" if outcome.fully_executable else f"first failure at action {outcome.fed}",

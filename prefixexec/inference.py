@@ -10,12 +10,15 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
 
 from prefixexec.adapters import InputError
+
+if TYPE_CHECKING:
+    from prefixexec.adapters.harness import HarnessLog
 from prefixexec.kernel import (
     Cohort,
     ConditionKey,
@@ -409,12 +412,26 @@ def compare_conditions(
     return out, skipped
 
 
-def score_document(results: Sequence[ConditionResult], signature: object) -> dict[str, Any]:
-    """The ``score --json`` document (OUT-JSON, OUT-CI): the signature and one object per condition."""
+def score_document(
+    results: Sequence[ConditionResult], signature: object, harness: HarnessLog | None = None
+) -> dict[str, Any]:
+    """The ``score --json`` document (OUT-JSON, OUT-CI): the signature and one object per condition.
+
+    With ``harness`` (an adapter that reads harness errors), each condition carries
+    ``harness_errors`` (counted, excluded) and the document lists every harness error
+    (HARNESS-REPORT).
+    """
+    from prefixexec.adapters import harness as harness_errors
+
     conditions = []
     for r in results:
         cond = condition_json(r.key, r.metrics)
         if r.intervals is not None:
             cond["ci"], cond["ci_dropped"] = ci_json(r.intervals)
+        if harness is not None:
+            cond["harness_errors"] = harness_errors.condition_json(harness, r.key)
         conditions.append(cond)
-    return {"signature": str(signature), "conditions": conditions}
+    document: dict[str, Any] = {"signature": str(signature), "conditions": conditions}
+    if harness is not None:
+        document["harness_errors"] = harness_errors.document_json(harness)
+    return document

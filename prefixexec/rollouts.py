@@ -19,6 +19,7 @@ from typing import Any
 
 from prefixexec.adapters.errors import InputError
 from prefixexec.adapters.files import atomic_path, output_directory
+from prefixexec.adapters.harness import HarnessFault
 from prefixexec.kernel import Rollout
 from prefixexec.kernel.actions import Action, NoToolAction, ToolCall
 
@@ -69,6 +70,9 @@ def action_json(action: Action, position: int, turns: Sequence[object] | None = 
     out: dict[str, Any] = {"position": position}
     if turns is not None and 0 < position <= len(turns):
         out["turn"] = json_value(turns[position - 1])
+    if isinstance(action, HarnessFault):  # HARNESS-COUNT: the harness ended the rollout here
+        out.update(kind="harness_error", tool=None, arguments=None)
+        return out
     if isinstance(action, NoToolAction):
         out.update(kind="no_tool", tool=None, arguments=None)
         return out
@@ -96,6 +100,9 @@ def failing_json(rollout: Rollout) -> dict[str, Any] | None:
         return {"position": outcome.fed, "kind": "unknown", "tool": None, "arguments": None}
     out = action_json(failing, outcome.fed, _turns(rollout))
     text = rollout.meta.get("failing_text")
+    texts = rollout.meta.get("action_texts")  # the calls as the model wrote them (BFCL)
+    if not isinstance(text, str) and isinstance(texts, list | tuple) and len(texts) == outcome.T:
+        text = texts[outcome.fed - 1]
     if isinstance(text, str):
         out["text"] = text
     return out

@@ -182,8 +182,10 @@ def render_blocks_rich(blocks: Sequence[Block], signature: str) -> str:
 def format_table(
     rows: Sequence[tuple[ConditionKey, ConditionMetrics, Mapping[str, Any] | None]],
     signature: str,
+    notes: Sequence[str] = (),
 ) -> str:
-    """A readable table, one block per dataset x model, values with intervals as in Table 2."""
+    """A readable table, one block per dataset x model, values with intervals as in Table 2;
+    ``notes`` (e.g. the harness errors per condition, HARNESS-REPORT) go above the signature."""
     headers = ["method", "N", "TER", "mean FED", "AUC-PEC", "RR-elig", "RR", "success"]
     blocks: list[tuple[str, Sequence[str], list[list[str]]]] = []
     current: tuple[str, str] | None = None
@@ -204,7 +206,15 @@ def format_table(
                 _fmt_ci(m.success, ci.get("success")),
             ]
         )
-    return render_blocks(blocks, signature)
+    return with_notes(render_blocks(blocks, signature), notes)
+
+
+def with_notes(text: str, notes: Sequence[str]) -> str:
+    """``text`` (ending in its ``signature:`` line) with ``notes`` inserted above the signature."""
+    if not notes:
+        return text
+    head, _, tail = text.rpartition("signature: ")
+    return head + "".join(f"{note}\n" for note in notes) + "signature: " + tail
 
 
 def format_comparisons(
@@ -252,7 +262,4 @@ def format_comparisons(
             rows.append(cells)
         tables.append((title, headers, rows))
     text = render_blocks(tables, signature)
-    if skipped:
-        head, _, tail = text.rpartition("signature: ")
-        text = f"{head}not compared: {'; '.join(skipped)}\nsignature: {tail}"
-    return text
+    return with_notes(text, [f"not compared: {'; '.join(skipped)}"] if skipped else [])

@@ -23,7 +23,9 @@ step() { echo "== $1 (at ${SECONDS} s)"; }
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 venv="${PREFIXEXEC_TEST_VENV:-$repo/.venv-test}"
-pins="bfcl-eval==2026.3.23 mpmath"
+# BFCL's checker (tests/bfcl_parity.py) imports bfcl_eval.model_handler.utils, which needs tree_sitter
+# and its two grammars, filelock and python-dotenv beside the --no-deps bfcl-eval (benchmarks.md).
+pins="bfcl-eval==2026.3.23 mpmath tree_sitter==0.21.3 tree-sitter-java==0.21.0 tree-sitter-javascript==0.21.4 filelock python-dotenv"
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
@@ -36,7 +38,7 @@ else
   rm -f "$stamp"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check -U pip
   "$venv/bin/python" -m pip install -q --disable-pip-version-check -e ".[test]"
-  # shellcheck disable=SC2086  # two requirement words
+  # shellcheck disable=SC2086  # several requirement words
   "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps $pins
   echo "$want" > "$stamp"
 fi

@@ -93,8 +93,9 @@ def test_gold_replays_executable_and_successful_except_the_benchmarks_own_faults
         for task_id, e in gold_evaluations.items()
         if not e.outcome.fully_executable
     }
-    # Read in the data by hand: miss_func_49 calls `tail` in turn 1 but missed_function offers it
-    # from turn 3 (the known case); task 173 of every category calls
+    # Read in the data by hand: miss_func_49 calls `tail` in its second turn but missed_function
+    # offers it from the fourth (key "3": BFCL counts turns from 0, the reasons from 1, BFCL-TURNS;
+    # the known case); task 173 of every category calls
     # close_ticket(ticket_id='ticket_001') while the function doc says `ticket_id` is an integer.
     assert set(rejected) == {
         "multi_turn_miss_func_49",
@@ -104,7 +105,8 @@ def test_gold_replays_executable_and_successful_except_the_benchmarks_own_faults
         "multi_turn_long_context_173",
     }
     fed, label, reason = rejected["multi_turn_miss_func_49"]
-    assert (fed, label) == (3, Label.SCHEMA) and reason is not None and "held out until turn 3" in reason
+    assert (fed, label) == (3, Label.SCHEMA) and reason is not None
+    assert reason.startswith("call 3 (turn 2) tail(") and "held out until turn 4" in reason
     for category in backend.CATEGORIES:
         fed, label, reason = rejected[f"{category}_173"]
         assert label is Label.SCHEMA and reason is not None and "must be an integer: got str" in reason
@@ -351,8 +353,16 @@ def test_function_calling_steps() -> None:
     assert "not a JSON object" in str(not_object.calls[0].fault)
     attribute = decode_function_calling({"os.system": '{"command": "ls"}'})
     assert attribute.calls[0].fault is not None and attribute.calls[0].decoded
+    # Text items (an Anthropic handler's text blocks) are a reply, which BFCL's decoder raises on.
+    text = decode_function_calling(["Perfect! I moved the file."])
+    assert text.is_reply and text.text and text.raises
+    assert decode_step("Here you go.", function_calling=True).raises
+    assert not decode_function_calling([]).raises  # an empty response, no decoding error
+    # Text beside calls: the calls are tool actions here, and BFCL drops the whole step.
+    mixed = decode_function_calling([{"cd": '{"folder": "a"}'}, "Done."])
+    assert [(c.name, c.fault, c.decoded) for c in mixed.calls] == [("cd", None, False)]
     with pytest.raises(ValueError, match="expected an object"):
-        decode_function_calling(["cd(folder='a')"])
+        decode_function_calling([7])
     with pytest.raises(ValueError, match="a step must be"):
         decode_step(7, function_calling=True)
 
@@ -478,8 +488,12 @@ def test_execution_errors_are_labelled_and_unmatched_ones_flagged(monkeypatch: p
     unmatched = bfcl.replay_calls(
         "multi_turn_base_1", [["mkdir(dir_name='workspace')"], [], [], []], success=False
     )
-    assert unmatched.outcome.label is Label.STATE_CONSISTENCY
-    assert unmatched.records[0].unclassified and "unclassified error:" in str(unmatched.outcome.reason)
+    # LABEL-UNMATCHED: no family matches, so the rejection is unlabelled and the reason says why
+    assert unmatched.outcome.label is None and not unmatched.outcome.fully_executable
+    assert unmatched.records[0].unclassified and unmatched.records[0].labels == ()
+    reason = str(unmatched.outcome.reason)
+    assert reason.startswith("call 1 (turn 1) mkdir(dir_name='workspace') [unlabelled]: ")
+    assert "unclassified error:" in str(unmatched.outcome.reason)
 
 
 @pytest.mark.spec("BFCL-EXEC")
@@ -530,9 +544,9 @@ def test_success_rule_cases() -> None:
     assert (
         short.outcome.fully_executable and short.success is False and "force_terminated" in str(short.failure)
     )
-    # An empty model turn against non-empty ground truth.
+    # An empty model turn (the second: turns count from 1, BFCL-TURNS) against non-empty ground truth.
     empty = bfcl.replay_calls("multi_turn_base_1", [turns[0], [], turns[2], turns[3]])
-    assert empty.success is False and "empty_turn_model_response: turn 1" in str(empty.failure)
+    assert empty.success is False and "empty_turn_model_response: turn 2" in str(empty.failure)
     # State mismatch: an extra directory.
     extra = bfcl.replay_calls(
         "multi_turn_base_1", [[*turns[0], "mkdir(dir_name='x')"], turns[1], turns[2], turns[3]]
@@ -544,7 +558,7 @@ def test_success_rule_cases() -> None:
     )
     # Response mismatch: grep's result is missing although the state is the same.
     nogrep = bfcl.replay_calls("multi_turn_base_1", [turns[0], turns[1], turns[2][:1], turns[3]])
-    assert nogrep.success is False and "execution_response_mismatch: turn 2" in str(nogrep.failure)
+    assert nogrep.success is False and "execution_response_mismatch: turn 3" in str(nogrep.failure)
     # An extra read-only call and a failed call do not change the verdict (recovery).
     recovered = bfcl.replay_calls(
         "multi_turn_base_1", [[*turns[0], "pwd()"], ["cd(folder='nope')", *turns[1]], turns[2], turns[3]]
@@ -586,18 +600,18 @@ def test_fixture_result_files(capsys: pytest.CaptureFixture[str]) -> None:
         "multi_turn_miss_func_0": (miss, "demo-model", 10, 6, "schema", False),
         "multi_turn_miss_func_2": (miss, "demo-model", 8, 4, "schema", False),
     }
-    # Line 4 is an inference error: by default a failed rollout, the no-tool action (BFCL-INFERENCE-ERROR).
+    # Line 4 is an inference error: by default a failed rollout, a harness error (BFCL-INFERENCE-ERROR).
     assert result.excluded == () and [e.task_id for e in result.inference_failures] == ["multi_turn_base_3"]
     crashed = next(r for r in result.rollouts if r.task_id == "multi_turn_base_3")
-    assert str(crashed.outcome.reason).startswith("inference error: ")
+    assert str(crashed.outcome.reason).startswith("harness error: Error during inference")
     assert all(r.condition.method == "default" for r in result.rollouts)
     bfcl.read([str(FC_FILE)], NONE)
     err = capsys.readouterr().err
-    assert "1 entries with 'Error during inference' count as failed rollouts" in err and "base_3" in err
+    assert "bfcl: 1 harness error(s) count as failed rollouts" in err and "multi_turn_base_3 (trial 0)" in err
     left_out = bfcl.read_results([str(FC_FILE)], AdapterOptions(inference_errors="exclude"))
     assert [e.task_id for e in left_out.excluded] == ["multi_turn_base_3"] and len(left_out.rollouts) == 4
-    bfcl.read([str(FC_FILE)], AdapterOptions(inference_errors="exclude"))
-    assert "excluded 1 entries with 'Error during inference': multi_turn_base_3" in capsys.readouterr().err
+    bfcl.read([str(FC_FILE)], AdapterOptions(harness_errors="exclude"))
+    assert "bfcl: 1 harness error(s) are left out" in capsys.readouterr().err
 
 
 @pytest.mark.spec("BFCL-INPUT")
@@ -663,8 +677,8 @@ def test_model_name_from_path_or_option(tmp_path: Path) -> None:
         ),
         (
             "BFCL_v4_multi_turn_base_result.json",
-            [{"id": "multi_turn_base_1", "result": ["x"]}],
-            "result[0] must be a list",
+            [{"id": "multi_turn_base_1", "result": [{"a": 1}]}],
+            "result[0] must be a list of steps (or a string), got dict",
         ),
         (
             "BFCL_v4_multi_turn_base_result.json",
@@ -673,8 +687,8 @@ def test_model_name_from_path_or_option(tmp_path: Path) -> None:
         ),
         (
             "BFCL_v4_multi_turn_base_result.json",
-            [{"id": "multi_turn_base_1", "result": "oops"}],
-            "must be a list of turns",
+            [{"id": "multi_turn_base_1", "result": 5}],
+            "must be a list of turns, got int",
         ),
         (
             "BFCL_v4_multi_turn_base_result.json",

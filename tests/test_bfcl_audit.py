@@ -164,7 +164,8 @@ def test_audit_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["audit", "--adapter", "bfcl", "--category", "miss_func"]) == 0
     out, _ = capsys.readouterr()
     assert "multi_turn_miss_func       200       1140  0.990 (198/200)   1.000 (200/200)" in out
-    assert "multi_turn_miss_func_49  turn 1  call 3  tail(file_name='file3.txt')" in out
+    # BFCL-TURNS: the second turn (index 1 in BFCL's data) is turn 2
+    assert "multi_turn_miss_func_49  turn 2  call 3  tail(file_name='file3.txt')" in out
     assert "Checked:" in out and "Not checked:" in out and out.rstrip().endswith("Result: PASS")
     assert main(["audit", "--adapter", "bfcl", "--category", "base", "--json"]) == 0
     document = json.loads(capsys.readouterr().out)

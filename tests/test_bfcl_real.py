@@ -120,7 +120,7 @@ def test_hand_read_dependency_failures(read: bfcl.ReadResult) -> None:
         rollout = next(r for r in read.rollouts if r.task_id == task_id)
         assert (rollout.outcome.fed, rollout.outcome.label) == (1, Label.DEPENDENCY)
         assert rollout.outcome.reason == (
-            f"call 1 (turn 0) cd(folder='{folder}') [dependency]: cd: '{folder}': No such file or directory"
+            f"call 1 (turn 1) cd(folder='{folder}') [dependency]: cd: '{folder}': No such file or directory"
         )
 
 

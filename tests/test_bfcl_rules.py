@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from prefixexec.adapters import AdapterOptions, InputError, bfcl
+from prefixexec.adapters import AdapterOptions, InputError, bfcl, harness
 from prefixexec.adapters.bfcl.operators import run_audit
 from prefixexec.cli import main
 from prefixexec.kernel import Label
@@ -60,8 +60,8 @@ def fc_turns(turns: list[list[str]]) -> list[list[Any]]:
 # --- BFCL-INFERENCE-ERROR ----------------------------------------------------------------------------
 
 
-@pytest.mark.spec("BFCL-INFERENCE-ERROR", "BFCL-REASON")
-def test_inference_errors_are_failed_no_tool_rollouts_by_default(tmp_path: Path) -> None:
+@pytest.mark.spec("BFCL-INFERENCE-ERROR", "BFCL-REASON", "HARNESS-COUNT")
+def test_inference_errors_are_failed_rollouts_by_default(tmp_path: Path) -> None:
     message = "Error code: 500 - " + "x" * 300
     path = write(
         tmp_path / "m" / "BFCL_v4_multi_turn_base_result.json",
@@ -75,9 +75,10 @@ def test_inference_errors_are_failed_no_tool_rollouts_by_default(tmp_path: Path)
     crashed = by_id["multi_turn_base_2"]
     outcome = crashed.outcome
     assert (outcome.T, outcome.fed, outcome.label, crashed.success) == (1, 1, None, False)
-    # The reason keeps the first 200 characters of the message, without BFCL's prefix.
-    assert crashed.outcome.reason == "inference error: " + message[:200]
-    assert str(crashed.meta["success_check"]).startswith("inference_error: Error code: 500")
+    # A harness error: the reason keeps the first 200 characters of the message after BFCL's prefix.
+    assert crashed.outcome.reason == "harness error: Error during inference: " + message[:200]
+    assert isinstance(crashed.outcome.actions[0], harness.HarnessFault)  # not the no-tool action's text
+    assert str(crashed.meta["success_check"]).startswith("inference_error: Error during inference: Error")
     # The leaderboard's accuracy: 1 of 2 entries (the gold replay succeeds), not 1 of 1.
     assert sum(r.success for r in result.rollouts) == 1 and len(result.rollouts) == 2
     left_out = bfcl.read_results([str(path)], AdapterOptions(inference_errors="exclude"))
@@ -92,11 +93,13 @@ def test_a_file_of_inference_errors_only(tmp_path: Path) -> None:
         [{"id": "multi_turn_base_1", "result": "Error during inference: boom"}],
     )
     (rollout,) = bfcl.read_results([str(path)], AdapterOptions()).rollouts
-    assert rollout.outcome.reason == "inference error: boom" and not rollout.success
-    with pytest.raises(InputError, match="all 1 entries are 'Error during inference' entries"):
+    assert rollout.outcome.reason == "harness error: Error during inference: boom" and not rollout.success
+    with pytest.raises(InputError, match="all 1 rollouts are harness errors, left out"):
         bfcl.read_results([str(path)], AdapterOptions(inference_errors="exclude"))
     with pytest.raises(InputError, match="expected one of failure, exclude"):
         bfcl.read_results([str(path)], AdapterOptions(inference_errors="drop"))
+    with pytest.raises(InputError, match="expected one of failure, exclude"):
+        bfcl.read_results([str(path)], AdapterOptions(harness_errors="drop"))
 
 
 @pytest.mark.spec("BFCL-INFERENCE-ERROR")
@@ -107,13 +110,24 @@ def test_inference_errors_on_the_command_line(tmp_path: Path, capsys: pytest.Cap
     document = json.loads(out)
     (condition,) = document["conditions"]
     assert (condition["N"], condition["exact"]["success"]) == (5, "2/5")
-    assert "inference-errors=failure" in document["signature"]
+    assert "harness-errors=failure" in document["signature"]
     assert "count as failed rollouts" in err
+    # HARNESS-REPORT: per condition in the JSON, and listed with its reason
+    assert condition["harness_errors"] == {"counted": 1, "excluded": 0}
+    (lost,) = document["harness_errors"]
+    assert (lost["task_id"], lost["counted"]) == ("multi_turn_base_3", True)
     argv = ["score", "--adapter", "bfcl", "--json", "--bootstrap", "0", "--inference-errors", "exclude"]
     assert main([*argv, str(FC_FILE)]) == 0
     document = json.loads(capsys.readouterr().out)
     assert (document["conditions"][0]["N"], document["conditions"][0]["exact"]["success"]) == (4, "1/2")
-    assert "inference-errors=exclude" in document["signature"]
+    assert "harness-errors=exclude" in document["signature"]
+    assert document["conditions"][0]["harness_errors"] == {"counted": 0, "excluded": 1}
+    # --harness-errors is the same option; the alias and it must not disagree
+    argv[-2] = "--harness-errors"
+    assert main([*argv, str(FC_FILE)]) == 0
+    assert "harness-errors=exclude" in json.loads(capsys.readouterr().out)["signature"]
+    assert main([*argv, "--inference-errors", "failure", str(FC_FILE)]) == 2
+    assert "give one of them" in capsys.readouterr().err
 
 
 # --- BFCL-MISS-PARAM ---------------------------------------------------------------------------------
@@ -189,14 +203,14 @@ def test_every_non_executable_rollout_says_which_call_failed_with_label_and_why(
     for rollout in failing:
         reason = str(rollout.outcome.reason)
         if rollout.outcome.label is None:
-            assert rollout.task_id == "multi_turn_base_3" and reason.startswith("inference error: ")
+            assert rollout.task_id == "multi_turn_base_3" and reason.startswith("harness error: ")
             continue
         match = REASON.match(reason)
         assert match is not None, reason
         assert match["label"] == rollout.outcome.label.value and int(match["position"]) == rollout.outcome.fed
     base_1 = next(r for r in failing if r.task_id == "multi_turn_base_1")
     assert base_1.outcome.reason == (
-        "call 2 (turn 1) cd(folder='workspac') [dependency]: cd: 'workspac': No such file or directory"
+        "call 2 (turn 2) cd(folder='workspac') [dependency]: cd: 'workspac': No such file or directory"
     )
     empty = bfcl.replay_calls("multi_turn_base_1", [[], [], [], []])
     assert empty.outcome.reason == (
@@ -225,9 +239,12 @@ def _logged_entry(task_id: str, decode_errors: int) -> dict[str, Any]:
     turns[0].insert(0, [{"ls": "{a: true}"}])  # arguments that are not JSON: BFCL drops the step
     turns[1].insert(0, [{"cd<|channel|>commentary": json.dumps({"folder": "x"})}])  # a template token
     dropped = {"role": "handler_log", "content": "Error decoding the model response. Proceed to next turn."}
+    # BFCL's loop logs a decoding error for the dropped step and for each text reply ("Done." ends
+    # every turn of fc_turns): BFCL's convert_to_function_call raises on text.
+    texts = sum(1 for turn in turns for step in turn if isinstance(step, str))
     log = [
         [{"role": "handler_log", "content": "Successfully decoded model response."}],
-        {"step_0": [dropped]} if decode_errors else {},
+        {f"step_{i}": [dropped] for i in range(decode_errors + texts)},
     ]
     return {"id": task_id, "result": turns, "inference_log": log}
 
@@ -238,7 +255,9 @@ def test_audit_lists_the_steps_bfcls_loop_drops(tmp_path: Path, capsys: pytest.C
     path = write(tmp_path / "m" / name, [_logged_entry("multi_turn_base_1", 1)])
     report = run_audit(AdapterOptions(category="base", extra={"seed": 0}), [str(path)])
     (summary,) = report.files
-    assert (summary.dropped_steps, summary.bad_name_steps, summary.logged_decode_errors) == (1, 1, 1)
+    # 1 dropped step and 4 text replies (base_1 has 4 turns): 5 logged decoding errors.
+    assert (summary.dropped_steps, summary.bad_name_steps, summary.logged_decode_errors) == (1, 1, 5)
+    assert (summary.text_steps, summary.undecodable_in_logged) == (4, 5)
     assert summary.log_agrees is True and report.passed
     assert main(["audit", "--adapter", "bfcl", "--category", "base", "--json", str(path)]) == 0
     document = json.loads(capsys.readouterr().out)

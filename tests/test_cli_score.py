@@ -273,7 +273,8 @@ def test_signature_pins_adapter_settings(tmp_path: Path, capsys: pytest.CaptureF
     assert main(["score", "--json", "--bootstrap", "0", "--adapter", "toolsandbox", "--threshold", "0.5",
                  str(TOOLSANDBOX_RUN)]) == 0  # fmt: skip
     assert (
-        json.loads(capsys.readouterr().out)["signature"].split("|")[2] == "adapter:toolsandbox[threshold=0.5]"
+        json.loads(capsys.readouterr().out)["signature"].split("|")[2]
+        == "adapter:toolsandbox[threshold=0.5,harness-errors=failure]"  # HARNESS-SIGNATURE: the default
     )
     chat = REPO / "tests" / "data" / "chat" / "transcripts.jsonl"
     assert (
@@ -294,17 +295,17 @@ def test_signature_pins_adapter_settings(tmp_path: Path, capsys: pytest.CaptureF
     )
     digest = hashlib.sha256(b"^Err|x").hexdigest()[:12]
     sig = json.loads(capsys.readouterr().out)["signature"]
-    assert f"adapter:chat[error-pattern=sha256:{digest}]" in sig.split("|")
+    assert f"adapter:chat[error-pattern=sha256:{digest},harness-errors=failure]" in sig.split("|")
     version = importlib.metadata.version("bfcl-eval")
     from prefixexec.cli import build_parser, signature_of
 
     args = build_parser().parse_args(["score", "--adapter", "bfcl", "--category", "multi_turn_base", "f"])
     assert (
         str(signature_of(args)).split("|")[2]
-        == f"adapter:bfcl[bfcl-eval={version},category=multi_turn_base,inference-errors=failure]"
+        == f"adapter:bfcl[bfcl-eval={version},category=multi_turn_base,harness-errors=failure]"
     )
     args = build_parser().parse_args(["score", "--adapter", "bfcl", "--inference-errors", "exclude", "f"])
-    expected = f"adapter:bfcl[bfcl-eval={version},inference-errors=exclude]"
+    expected = f"adapter:bfcl[bfcl-eval={version},harness-errors=exclude]"
     assert str(signature_of(args)).split("|")[2] == expected
 
 
@@ -327,7 +328,8 @@ def test_by_category_only_for_toolsandbox(capsys: pytest.CaptureFixture[str]) ->
         capsys,
     )
     doc = json.loads(out)
-    assert code == 0 and doc["signature"].split("|")[2] == "adapter:toolsandbox[by=category]"
+    assert code == 0
+    assert doc["signature"].split("|")[2] == "adapter:toolsandbox[by=category,harness-errors=failure]"
     datasets = {c["dataset"] for c in doc["conditions"]}
     assert len(datasets) > 1 and all(d.startswith("toolsandbox/") for d in datasets)
 

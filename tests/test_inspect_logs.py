@@ -50,18 +50,20 @@ EXPECTED: dict[str, tuple[int, int, Label | None, bool]] = {
     "permission": (1, 1, Label.PRECONDITION, False),  # PermissionError -> permission; "I"
     "is_a_directory": (1, 1, Label.DEPENDENCY, False),  # IsADirectoryError -> is_a_directory; "I"
     "timeout": (1, 1, Label.STATE_CONSISTENCY, False),  # TimeoutError -> timeout; "I"
-    "tool_error": (1, 1, Label.STATE_CONSISTENCY, True),  # ToolError -> unknown; "C"
+    "tool_error": (1, 1, None, True),  # ToolError -> unknown: unlabelled (LABEL-UNMATCHED); "C"
     "parsing_by_tool": (1, 1, Label.SCHEMA, False),  # ToolParsingError -> parsing; "I"
     "unicode": (1, 1, None, False),  # UnicodeDecodeError -> unicode_decode (unlabelled); "I"
     "parallel": (2, 2, Label.DEPENDENCY, False),  # add ok, read_file -> file_not_found; "I"
-    "crash": (1, 2, None, False),  # add ok, then the model raises: no score
+    # add ok, then the model raises: no score. A harness error (INS-HARNESS), left out by default
+    # as inspect leaves it out; counted (--harness-errors failure) it is add + the harness action.
+    "crash": (2, 2, None, False),
 }
 
 
 @pytest.mark.spec("INS-FILES", "INS-CALLS", "INS-EXEC", "INS-LABELS", "INS-SUCCESS")
 @pytest.mark.parametrize("scenario", sorted(EXPECTED))
 def test_eval_log_outcomes(scenario: str) -> None:
-    rollouts = by_key(read(EVAL_LOG))
+    rollouts = by_key(read(EVAL_LOG, harness_errors="failure"))
     T, fed, label, y = EXPECTED[scenario]
     for epoch in (1, 2):
         outcome = rollouts[(scenario, epoch)].outcome
@@ -73,10 +75,13 @@ def test_eval_log_outcomes(scenario: str) -> None:
         )
 
 
-@pytest.mark.spec("INS-FILES")
+@pytest.mark.spec("INS-FILES", "INS-HARNESS", "HARNESS-DEFAULT")
 def test_eval_log_holds_every_sample() -> None:
-    # 14 scenarios x 2 epochs, as make_inspect_logs.py ran them.
-    assert sorted(by_key(read(EVAL_LOG))) == sorted((s, e) for s in EXPECTED for e in (1, 2))
+    # 14 scenarios x 2 epochs, as make_inspect_logs.py ran them; by default without the 2 crashed
+    # samples, which errored without a score (INS-HARNESS, as inspect's own metrics leave them out).
+    every = sorted((s, e) for s in EXPECTED for e in (1, 2))
+    assert sorted(by_key(read(EVAL_LOG, harness_errors="failure"))) == every
+    assert sorted(by_key(read(EVAL_LOG))) == [k for k in every if k[0] != "crash"]
 
 
 @pytest.mark.spec("INS-FILES")
@@ -217,7 +222,7 @@ def one(tmp_path: Path, item: dict[str, Any], **options: Any) -> Rollout:
         ("output_limit", Label.STATE_CONSISTENCY),
         ("cancelled", Label.STATE_CONSISTENCY),
         ("sandbox_unavailable", Label.STATE_CONSISTENCY),
-        ("unknown", Label.STATE_CONSISTENCY),
+        ("unknown", None),
         ("unicode_decode", None),
         ("a_future_type", None),
     ],
@@ -380,7 +385,7 @@ def test_no_tool_when_the_log_says_nothing_about_tools(tmp_path: Path) -> None:
 
 @pytest.mark.spec("INS-SUCCESS")
 def test_scorer_and_threshold() -> None:
-    outcome = by_key(read(EVAL_LOG))
+    outcome = by_key(read(EVAL_LOG, harness_errors="failure"))
     quality = by_key(read(EVAL_LOG, scorer="quality"))
     lenient = by_key(read(EVAL_LOG, scorer="quality", threshold=0.5))
     # "q" values in SCENARIOS: 1.0 for ok, notool_free, tool_error; 0.75 recovered; 0.5
@@ -487,25 +492,28 @@ def test_cli_score_end_to_end(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["score", "--adapter", "inspect", str(EVAL_LOG), "--json"]) == 0
     (condition,) = json.loads(capsys.readouterr().out)["conditions"]
     exact = condition["exact"]
-    # From EXPECTED, per epoch (x2): 14 samples; fully executable ok, notool_free, crash (TER
-    # 3/14); successes ok, recovered, notool_free, tool_error (4/14 = 2/7); RR-eligible 11 with 2
-    # recovered (RR 2/11); sum of (FED-1)/T = 1 + 1 + 1 + 1/2 = 7/2, AUC-PEC = (7/2)/14 = 1/4.
-    assert condition["N"] == 28
+    # From EXPECTED, per epoch (x2), without the crashed sample (left out, as inspect leaves it
+    # out: INS-HARNESS): 13 samples; fully executable ok, notool_free (TER 2/13); successes ok,
+    # recovered, notool_free, tool_error (4/13); RR-eligible 11 with 2 recovered (RR 2/11); sum of
+    # (FED-1)/T = 1 + 1 + 1/2 = 5/2, AUC-PEC = (5/2)/13 = 5/26.
+    assert condition["N"] == 26
     assert [Fraction(exact[k]) for k in ("TER", "success", "RR", "AUC_PEC")] == [
-        Fraction(3, 14),
-        Fraction(2, 7),
+        Fraction(2, 13),
+        Fraction(4, 13),
         Fraction(2, 11),
-        Fraction(1, 4),
+        Fraction(5, 26),
     ]
-    # Per epoch: schema 3, dependency 3, precondition 1, state consistency 2, unlabelled 2.
+    # Per epoch: schema 3, dependency 3, precondition 1, state consistency 1 (timeout), unlabelled
+    # 3 (notool, unicode, tool_error's "unknown").
     assert condition["labels"] == {
         "schema": 6,
         "dependency": 6,
         "precondition": 2,
-        "state_consistency": 4,
+        "state_consistency": 2,
         "information": 0,
-        "unlabelled": 4,
+        "unlabelled": 6,
     }
+    assert condition["harness_errors"] == {"counted": 0, "excluded": 2}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -752,8 +760,8 @@ def test_user_label_rules_on_the_masked_error_text(tmp_path: Path) -> None:
         "a", [assistant_calls(call("c1", "add", {"user_id": "U-INVALID"})), tool("c1", error)]
     )
     path = write_log(tmp_path, [item])
-    # Without rules: the type's label (state_consistency).
-    assert read(path)[0].outcome.label is Label.STATE_CONSISTENCY
+    # Without rules: the type's label (none: "unknown" is unlabelled, LABEL-UNMATCHED).
+    assert read(path)[0].outcome.label is None
     # A rule on "INVALID" never fires on the masked argument; the rule on "no existe" decides.
     rules = rules_file(
         tmp_path,
@@ -768,9 +776,9 @@ def test_user_label_rules_on_the_masked_error_text(tmp_path: Path) -> None:
     # Rules see the type too, and the first matching rule wins over the type table.
     typed = rules_file(tmp_path, '[[inspect]]\npattern = "^unknown: "\nlabel = "precondition"\n')
     assert read(path, label_rules=str(typed))[0].outcome.label is Label.PRECONDITION
-    # A rule that matches nothing leaves the type's label; parse errors stay schema.
+    # A rule that matches nothing leaves the type's label (none); parse errors stay schema.
     other = rules_file(tmp_path, '[[inspect]]\npattern = "quota"\nlabel = "precondition"\n')
-    assert read(path, label_rules=str(other))[0].outcome.label is Label.STATE_CONSISTENCY
+    assert read(path, label_rules=str(other))[0].outcome.label is None
     bad = sample("b", [assistant_calls(call("c1", "add", parse_error="no existe")), tool("c1")])
     assert read(write_log(tmp_path, [bad]), label_rules=str(rules))[0].outcome.label is Label.SCHEMA
 

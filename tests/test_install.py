@@ -239,3 +239,46 @@ def test_core_install_scores_records_without_matplotlib_pyarrow_or_dask(wheel: P
     assert frame.returncode == 1 and "pip install 'prefix-executability[pandas]'" in frame.stderr, (
         frame.stderr
     )
+
+
+@pytest.mark.spec("INSP-SCORER-REGISTRY")
+def test_the_inspect_plugin_from_a_wheel_has_its_documented_names(wheel: Path, tmp_path: Path) -> None:
+    """README's ``inspect score LOG --scorer prefixexec/prefix_executability`` after a normal
+    (non-editable) install: inspect prefixes an installed package's names with the package name,
+    which once made it ``prefixexec/prefixexec/prefix_executability`` there (issue 25)."""
+    everything = Path(sysconfig.get_paths()["purelib"])  # inspect_ai and the [all] dependencies
+    python = _venv(tmp_path / "venv", wheel, everything)
+    probe = (
+        "import prefixexec.integrations._registry as r, prefixexec.integrations.inspect as m;"
+        "from inspect_ai._util.registry import registry_info;"
+        "print(m.__file__);"
+        "print(*(registry_info(f).name for f in (m.prefix_executability, m.ter, m.pool, m.schema_approver)))"
+    )
+    names = _run([str(python), "-c", probe], tmp_path)
+    assert names.returncode == 0, names.stderr
+    where, registered = names.stdout.splitlines()
+    assert "site-packages" in where  # the wheel's copy, not the checkout's
+    assert registered.split() == [
+        "prefixexec/prefix_executability", "prefixexec/ter", "prefixexec/pool", "prefixexec/schema_approver",
+    ]  # fmt: skip
+    log = REPO / "tests" / "data" / "inspect" / "tiny_tools.eval"
+
+    def rescored(interpreter: str, out: Path) -> dict[str, float]:
+        done = _run(
+            [interpreter, "-m", "inspect_ai", "score", str(log), "--scorer",
+             "prefixexec/prefix_executability", "-S", "success=outcome", "--action", "append",
+             "--output-file", str(out), "--display", "none"],
+            tmp_path,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        from prefixexec.adapters.inspect_logs.reader import iter_log
+
+        header = next(value for kind, _, value in iter_log(out) if kind == "eval")
+        (added,) = [s for s in header["results"]["scores"] if s["name"] == "prefix_executability"]
+        return {k: m["value"] for k, m in added["metrics"].items() if k != "rr"}  # rr is NaN here
+
+    # The same command with the wheel's copy and with the test environment's (editable) one: the
+    # name resolves in both, and the scores are the same.
+    from_wheel = rescored(str(python), tmp_path / "wheel.eval")
+    assert from_wheel == rescored(sys.executable, tmp_path / "editable.eval")
+    assert set(from_wheel) == {"ter", "auc_pec", "mean_fed", "rr_eligible"}

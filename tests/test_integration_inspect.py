@@ -175,8 +175,8 @@ def test_each_sample_score_is_the_adapters_rollout(eval_log: Path) -> None:
         assert score.get("explanation") == o.reason
         labels.add(score.get("answer"))
     # the scenarios reach every inspect label they script: file_not_found (dependency), parsing
-    # (schema), unknown (state_consistency), and a sample without one
-    assert labels == {None, "dependency", "schema", "state_consistency"}
+    # (schema), and samples without one (unknown is unlabelled: LABEL-UNMATCHED)
+    assert labels == {None, "dependency", "schema"}
 
 
 @pytest.mark.spec("INSP-SCORER-SUCCESS")
@@ -208,10 +208,11 @@ def test_a_sample_that_errors_is_not_scored_by_inspect(logs: dict[str, Path]) ->
     _, samples = read_log(path)
     scored = sorted(str(s["id"]) for s in samples if "prefix_executability" in (s.get("scores") or {}))
     assert scored == ["ok", "recovered"]  # inspect ran no scorer on "crash"
-    # prefixexec score counts the errored sample (T=1, FED=2, Y=0); on the scored ones it agrees
-    assert cli_score(path)["N"] == 3
-    expected = cli_score(path, "--select", "task_id=[or]*")  # "ok" and "recovered"
-    assert expected["N"] == 2
+    # prefixexec score leaves the errored, unscored sample out as inspect does (INS-HARNESS) and
+    # counts it with --harness-errors failure; on the scored ones it agrees with inspect's metrics
+    assert cli_score(path, "--harness-errors", "failure")["N"] == 3
+    expected = cli_score(path)
+    assert expected["N"] == 2 and expected["harness_errors"] == {"counted": 0, "excluded": 1}
     metrics = log_metrics(path)
     assert metrics["ter"] == float(Fraction(expected["exact"]["TER"]))
     assert metrics["auc_pec"] == float(Fraction(expected["exact"]["AUC_PEC"]))

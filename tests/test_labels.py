@@ -161,7 +161,7 @@ def test_chat_label_rules_on_the_command_line(tmp_path: Path, capsys: pytest.Cap
     (condition,) = document["conditions"]
     assert condition["labels"]["dependency"] == 1
     digest = load_label_rules(rules, "chat").digest
-    assert f"adapter:chat[label-rules={digest}]" in document["signature"].split("|")
+    assert f"adapter:chat[label-rules={digest},harness-errors=failure]" in document["signature"].split("|")
     assert main(argv) == 0
     (condition,) = json.loads(capsys.readouterr().out)["conditions"]
     assert condition["labels"]["dependency"] == 0

@@ -194,7 +194,8 @@ def test_bfcl_check_runs_a_candidate_on_a_copy_and_commit_on_the_live_instances(
     # a candidate whose argument has the wrong type: rejected with BFCL-EXEC's label and reason
     wrong = monitor.check(bfcl_action("cd(folder=42)", turn=0))
     assert (wrong.executable, wrong.label) == (False, Label.SCHEMA)
-    assert wrong.reason is not None and wrong.reason.startswith("call 2 (turn 0) cd(folder=42) [schema]: ")
+    # BFCL-TURNS: the first turn (index 0) is turn 1 in the reason
+    assert wrong.reason is not None and wrong.reason.startswith("call 2 (turn 1) cd(folder=42) [schema]: ")
     broken = monitor.check(bfcl_action("cd(folder=", turn=0))
     assert (broken.executable, broken.label) == (False, Label.SCHEMA)
     assert instance_snapshot(monitor.state.world.instances) == moved

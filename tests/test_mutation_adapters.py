@@ -512,18 +512,19 @@ def test_bfcl_inference_error_message() -> None:
 @pytest.mark.spec("BFCL-MISS-PARAM", "BFCL-REASON")
 def test_bfcl_withheld_parameter_messages() -> None:
     # multi_turn_miss_param_2: turn 0 withholds touch's file_name, turn 1 supplies it (the data,
-    # as tests/test_bfcl_rules.py finds it). The message names both turns.
+    # as tests/test_bfcl_rules.py finds it). The message names both turns, counted from 1
+    # (BFCL-TURNS): turns 1 and 2.
     task = bfcl.task("multi_turn_miss_param_2")
     assert dict(task.withheld) == {0: frozenset({("touch", "file_name")})}
     assert (task.withheld_functions(0), task.withheld_functions(1)) == (frozenset({"touch"}), frozenset())
     fault = bfcl_semantics.information_fault
     assert (
         fault(task, "touch", {}, 0)
-        == "`touch` called without `file_name`, which turn 0 withholds and turn 1 supplies"
+        == "`touch` called without `file_name`, which turn 1 withholds and turn 2 supplies"
     )
     assert fault(task, "touch", {"file_name": "zzz_guess.txt"}, 0) == (
         "`touch` called with file_name='zzz_guess.txt' before the user gives `file_name` "
-        "(turn 0 withholds it, turn 1 supplies it)"
+        "(turn 1 withholds it, turn 2 supplies it)"
     )
     # A value without letters or digits names nothing; another function is judged like any call.
     assert fault(task, "touch", {"file_name": ".."}, 0) is None
@@ -545,7 +546,8 @@ def test_bfcl_reason_shows_at_most_160_characters_of_the_call(size: int) -> None
 
 @pytest.mark.spec("BFCL-API", "BFCL-REASON", "BFCL-SUCCESS")
 def test_bfcl_call_records() -> None:
-    # The per-call records of BFCL-API: position (from 1), turn (from 0), the call as written,
+    # The per-call records of BFCL-API: position (from 1), turn (from 0; the reason counts it from
+    # 1, BFCL-TURNS), the call as written,
     # whether it ran, its result as BFCL's executor renders it (a failed call, also one rejected
     # before it runs, as "Error during execution: ..."), labels, the BFCL-REASON reason and the
     # stage's message. multi_turn_base_0's first gold call, then a call to no function.
@@ -563,7 +565,7 @@ def test_bfcl_call_records() -> None:
             False,
             "Error during execution: " + why,
             (Label.SCHEMA,),
-            f"call 2 (turn 0) no_such_function(x=1) [schema]: {why}",
+            f"call 2 (turn 1) no_such_function(x=1) [schema]: {why}",
             message=why,
         ),
     )
@@ -577,7 +579,7 @@ def test_bfcl_call_records() -> None:
         True,
         json.dumps({"error": why}),  # BFCL renders a dict result as JSON
         (Label.DEPENDENCY,),
-        f"call 1 (turn 0) cd(folder='zz_nowhere') [dependency]: {why}",
+        f"call 1 (turn 1) cd(folder='zz_nowhere') [dependency]: {why}",
         message=why,
     )
 
@@ -585,7 +587,7 @@ def test_bfcl_call_records() -> None:
 @pytest.mark.spec("BFCL-API", "BFCL-REASON", "BFCL-LABELS")
 def test_bfcl_record_of_an_unclassified_error(monkeypatch: pytest.MonkeyPatch) -> None:
     # With no message family (as tests/test_bfcl.py does), the executed call's error is
-    # "unclassified error: <message>", state_consistency, and its record says so.
+    # "unclassified error: <message>", unlabelled (LABEL-UNMATCHED), and its record says so.
     from prefixexec.adapters.bfcl import execute
 
     monkeypatch.setattr(execute, "FAMILIES", ())
@@ -598,8 +600,8 @@ def test_bfcl_record_of_an_unclassified_error(monkeypatch: pytest.MonkeyPatch) -
         call,
         True,
         json.dumps({"error": "mkdir: cannot create directory 'workspace': File exists"}),
-        (Label.STATE_CONSISTENCY,),
-        f"call 1 (turn 0) {call} [state_consistency]: {why}",
+        (),
+        f"call 1 (turn 1) {call} [unlabelled]: {why}",
         unclassified=True,
         message=why,
     )

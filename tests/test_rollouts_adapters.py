@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from prefixexec.adapters import ADAPTERS, AdapterOptions
+from prefixexec.adapters import ADAPTERS, AdapterOptions, harness
 from prefixexec.rollouts import rows
 
 from conftest import REPO, SHARED
@@ -50,6 +50,9 @@ def test_every_failing_rollout_has_its_evidence(adapter: str, paths: list[Path])
             assert row["failing"]["kind"] == "unknown"
             continue
         action = rollout.outcome.actions[row["fed"] - 1]
+        if isinstance(action, harness.HarnessFault):  # HARNESS-COUNT: never "no_tool"
+            assert row["failing"]["kind"] == "harness_error" and row["reason"].startswith("harness error: ")
+            continue
         assert row["failing"]["kind"] == ("no_tool" if row["failing"]["tool"] is None else "tool_call")
         assert row["failing"]["tool"] == getattr(action, "name", None)
         if adapter == "bfcl":

@@ -143,12 +143,14 @@ def test_tau2_runs_agree_with_the_independent_count(path: Path) -> None:
 def test_assertions_agent_run(capsys: pytest.CaptureFixture[str]) -> None:
     rollouts = taubench.read([str(ASSERTIONS)], NONE)
     err = capsys.readouterr().err
-    # One warning: the name's split is a guess (no model family in "assertions-agent-none").
-    assert err == (
+    # One warning: the name's split is a guess (no model family in "assertions-agent-none"); and the
+    # 34 crashed runs named as harness errors (HARNESS-REPORT).
+    assert err.endswith(
         f"prefixexec: warning: {ASSERTIONS}: the file name does not say where the strategy ends and the "
         "model begins (no known model family in the name; the model is taken after the last '-'): read "
         "as method 'assertions-agent', model 'none' (TAU-V1-NAME); pass --model and --method to set them\n"
     )
+    assert err.startswith("prefixexec: taubench: 34 harness error(s) count as failed rollouts")
     # No system prompt, no domain in the name: the gold's retail tools give the domain.
     assert {(r.condition.dataset, r.condition.model, r.condition.method) for r in rollouts} == {
         ("tau-bench/retail", "none", "assertions-agent")
@@ -167,16 +169,19 @@ def test_assertions_agent_run(capsys: pytest.CaptureFixture[str]) -> None:
     # By hand from the 17 first errors: 7 "user not found" for an email or name+zip the user had
     # typed, and "new item 2343503231 not found" for an item id listed by an earlier tool output
     # (record 76) -> 8 dependency; 3 "non-delivered" + 1 "non-pending" ... order cannot be ...
-    # -> 4 precondition; 3 "payment method should be either the original payment method or a gift
-    # card" (no family) + 1 "insufficient gift card balance" -> 4 state_consistency; 1 "got an
-    # unexpected keyword argument" -> schema; 34 crashed runs -> unlabelled.
+    # -> 4 precondition; 1 "insufficient gift card balance" -> state_consistency; 1 "got an
+    # unexpected keyword argument" -> schema; 3 "payment method should be either the original
+    # payment method or a gift card" (no family: unlabelled, LABEL-UNMATCHED) and 34 crashed runs
+    # (harness errors) -> 37 unlabelled.
     assert labels(rollouts) == {
         "dependency": 8,
         "precondition": 4,
-        "state_consistency": 4,
+        "state_consistency": 1,
         "schema": 1,
-        "unlabelled": 34,
+        "unlabelled": 37,
     }
+    unmatched = [r for r in rollouts if (r.outcome.reason or "").endswith("[no label family matched]")]
+    assert len(unmatched) == 3 and all(r.outcome.label is None for r in unmatched)
 
 
 @pytest.mark.spec("TAU-REAL-FIXTURES", "TAU-V1-NAME", "TAU-ARGS")
@@ -235,7 +240,7 @@ def test_grok_3_telecom_run() -> None:
     assert (m.TER, m.success, m.mean_FED) == (1, Fraction(4, 5), Fraction(36, 5))
 
 
-@pytest.mark.spec("TAU-REAL-FIXTURES", "TAU-LABELS", "TAU-ENTITY", "LABEL-MASK")
+@pytest.mark.spec("TAU-REAL-FIXTURES", "TAU-LABELS", "TAU-ENTITY", "LABEL-MASK", "LABEL-UNMATCHED")
 def test_hotel_run_with_english_errors_in_a_spanish_catalogue() -> None:
     rollouts = taubench.read([str(HOTEL)], NONE)
     # Standalone count: 10 simulations, 34 calls, 9 tool messages with error true; 4 rollouts
@@ -244,7 +249,12 @@ def test_hotel_run_with_english_errors_in_a_spanish_catalogue() -> None:
     # from May 15th to May 17th, 2026' not found" for the words the user had typed (dependency).
     assert len(rollouts) == 10 and sum(r.meta["calls"] for r in rollouts) == 34
     assert sum(r.meta["rejected_calls"] for r in rollouts) == 9
-    assert labels(rollouts) == {"state_consistency": 2, "schema": 1, "dependency": 1}
+    # The two "'NoneType' object has no attribute 'strip'" match no family: unlabelled, with the
+    # reason kept (LABEL-UNMATCHED).
+    assert labels(rollouts) == {"unlabelled": 2, "schema": 1, "dependency": 1}
+    unmatched = [r for r in rollouts if r.outcome.label is None and not r.outcome.fully_executable]
+    assert [str(r.outcome.reason).endswith("[no label family matched]") for r in unmatched] == [True, True]
+    assert all("'NoneType' object has no attribute 'strip'" in str(r.outcome.reason) for r in unmatched)
     m = compute_metrics(Cohort.from_rollouts(rollouts))
     assert (m.TER, m.AUC_PEC, m.success, m.RR_eligible, m.recovered) == (
         Fraction(3, 5),
@@ -284,7 +294,7 @@ def test_every_failing_real_rollout_has_a_reason() -> None:
             (
                 f"call {r.outcome.fed} ",
                 "terminal no-tool action: the rollout made no tool call",
-                "the run crashed",
+                "harness error: the run crashed",
             )
         ), reason
 

@@ -292,14 +292,13 @@ def test_retail_rollout_uses_the_prefix(tmp_path: Path) -> None:
 
 @pytest.mark.spec("TAU-LABELS", "LABEL-MASK")
 def test_families_match_the_masked_message_on_word_boundaries() -> None:
-    # The caller's own id holds INVALID: masked, so not schema; Spanish: no family, default label.
+    # The caller's own id holds INVALID: masked, so not schema; Spanish: no family, unlabelled.
     labels, note = taubench.classify("Error: Usuario U-INVALID no existe", {"user_id": "U-INVALID"}, [])
-    assert (labels, note) == ((Label.STATE_CONSISTENCY,), " [no label family matched]")
+    assert (labels, note) == ((), " [no label family matched]")
     assert taubench.classify("Error: invalid date", {"date": "2024-13-01"}, [])[0] == (Label.SCHEMA,)
-    assert taubench.classify("Error: order was invalidated", {}, [])[0] == (Label.STATE_CONSISTENCY,)
-    assert taubench.classify("Error: the order is insufficiently paid", {}, [])[0] == (
-        Label.STATE_CONSISTENCY,
-    )
+    # "invalid" only as a word: "invalidated" matches no family (unlabelled, LABEL-UNMATCHED)
+    assert taubench.classify("Error: order was invalidated", {}, [])[0] == ()
+    assert taubench.classify("Error: the order is insufficiently paid", {}, [])[0] == ()  # nor "insufficient"
     # A count equal to an argument value is masked too, and still schema.
     message = "Error: book() missing 1 required positional argument: 'cabin'"
     assert taubench.classify(message, {"passengers": 1}, [])[0] == (Label.SCHEMA,)
@@ -316,10 +315,11 @@ def test_label_rules_from_a_toml_file(capsys: pytest.CaptureFixture[str]) -> Non
     )
     assert (labels, note) == ((Label.DEPENDENCY,), " [label rule 'no existe']")
     # Without the file (hand-read from hotel-es.json): (reserva, 0) fails at call 1 with no family
-    # matched -> state_consistency; (consulta, 0) likewise. With it: dependency and precondition.
+    # matched -> unlabelled (LABEL-UNMATCHED); (consulta, 0) likewise. With it: dependency and
+    # precondition.
     plain = by_key(taubench.read([str(HOTEL_ES)], NONE))
-    assert shape(plain[("reserva", 0)]) == (2, 1, "state_consistency", True)
-    assert shape(plain[("consulta", 0)]) == (1, 1, "state_consistency", False)
+    assert shape(plain[("reserva", 0)]) == (2, 1, None, True)
+    assert shape(plain[("consulta", 0)]) == (1, 1, None, False)
     ruled = by_key(taubench.read([str(HOTEL_ES)], AdapterOptions(label_rules=str(RULES))))
     assert shape(ruled[("reserva", 0)]) == (2, 1, "dependency", True)
     assert shape(ruled[("consulta", 0)]) == (1, 1, "precondition", False)

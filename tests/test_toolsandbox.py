@@ -311,8 +311,8 @@ def test_unknown_tool_name_from_traceback(traceback: str | None, name: str) -> N
     assert tsb.unknown_tool_name(entry) == name
 
 
-@pytest.mark.spec("TSB-ABORT")
-def test_other_abort_adds_no_action(run_copy: Path) -> None:
+@pytest.mark.spec("TSB-ABORT", "TSB-HARNESS", "HARNESS-COUNT")
+def test_another_abort_is_a_harness_error(run_copy: Path) -> None:
     def abort(document: dict[str, Any]) -> None:
         for entry in document["per_scenario_results"]:
             if entry["name"] == "send_message_with_contact":
@@ -322,9 +322,15 @@ def test_other_abort_adds_no_action(run_copy: Path) -> None:
 
     edit_summary(run_copy, abort)
     rollout = read(run_copy)["send_message_with_contact"]
-    # Still the two recorded calls, both executable; Y = 0 from similarity 0.
-    assert (rollout.outcome.T, rollout.outcome.fed, rollout.success) == (2, 3, False)
+    # The two recorded calls, both executable, then the harness error's terminal action (counted by
+    # default, as ToolSandbox averages the scenario with similarity 0); Y = 0 from similarity 0.
+    outcome = rollout.outcome
+    assert (outcome.T, outcome.fed, outcome.label, rollout.success) == (3, 3, None, False)
+    assert rollout.outcome.reason == (
+        "harness error: ToolSandbox aborted the scenario with RateLimitError: openai.RateLimitError: 429"
+    )
     assert rollout.meta["exception_type"] == "RateLimitError"
+    assert "send_message_with_contact" not in read(run_copy, harness_errors="exclude")
 
 
 @pytest.mark.spec("TSB-FALLBACK")

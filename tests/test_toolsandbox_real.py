@@ -145,7 +145,8 @@ EXPECTED: dict[tuple[str, str], tuple[int, int, Label | None, bool]] = {
     ("hermes", "turn_on_cellular_low_battery_mode"): (2, 2, Label.STATE_CONSISTENCY, False),
     ("hermes", "send_message_with_phone_number_and_content"): (2, 1, Label.SCHEMA, False),
     ("hermes", "search_phone_number_with_name"): (2, 1, Label.SCHEMA, False),
-    ("hermes", "get_cellular"): (1, 1, Label.SCHEMA, False),
+    # ToolSandbox's own ValueError abort after the call (a harness error, TSB-HARNESS): + 1 action
+    ("hermes", "get_cellular"): (2, 1, Label.SCHEMA, False),
     ("hermes", "search_name_with_relationship"): (1, 2, None, True),
     ("hermes", "remove_contact_by_phone_multiple_user_turn"): (2, 3, None, False),
     ("hermes", "find_current_city_insufficient_information"): (1, 2, None, True),
@@ -154,8 +155,10 @@ EXPECTED: dict[tuple[str, str], tuple[int, int, Label | None, bool]] = {
     ("hermes", "convert_currency"): (2, 1, Label.SCHEMA, False),
     ("unhelpful", "get_wifi"): (1, 1, None, False),
     ("unhelpful", "find_current_location_insufficient_information"): (1, 2, None, True),
-    ("cli", "cellular_off"): (2, 1, Label.SCHEMA, False),
-    ("cli", "get_wifi"): (1, 2, None, False),
+    # ToolSandbox's own AssertionError aborts (harness errors, TSB-HARNESS): + 1 action each; get_wifi's
+    # one call is executable, so its first failure is the harness error at 2 = T
+    ("cli", "cellular_off"): (3, 1, Label.SCHEMA, False),
+    ("cli", "get_wifi"): (2, 2, None, False),
 }
 
 
@@ -185,12 +188,13 @@ def test_adapter_agrees_with_the_independent_count(run: str, scenario: str) -> N
     rollout = read(RUNS[run])[scenario]
     outcome = rollout.outcome
     assert (outcome.T, outcome.fed, outcome.label, rollout.success) == EXPECTED[(run, scenario)]
-    # The recorded calls (and the abort's extra one) are the count's calls; FED is the count's
-    # first failing call, for scenarios with calls.
+    # The recorded calls (and the abort's extra one: the unknown tool's call, TSB-ABORT, or the
+    # harness error's terminal action, TSB-HARNESS) are the count's calls; FED is the count's first
+    # failing call, for scenarios with calls.
     entry = next(e for e in summary(RUNS[run]) if e["name"] == scenario)
     calls, _, first, why = independent_counts(RUNS[run], entry)
     if calls or first is not None:
-        assert outcome.T == calls + (1 if entry["exception_type"] == "KeyError" else 0)
+        assert outcome.T == calls + (1 if entry["exception_type"] is not None else 0)
         assert outcome.fed == (first if first is not None else calls + 1)
     if first is not None and why not in ("no reply", "KeyError abort"):
         # The reason names the call and quotes the recorded exception (TSB-REASON).
@@ -211,7 +215,7 @@ def test_y_is_toolsandboxs_own_similarity(run: str) -> None:
         assert read(RUNS[run], threshold=0.9)[entry["name"]].success == (entry["similarity"] >= 0.9)
 
 
-@pytest.mark.spec("TSB-REAL", "TSB-REASON", "TSB-NOTOOL")
+@pytest.mark.spec("TSB-REAL", "TSB-REASON", "TSB-NOTOOL", "TSB-HARNESS")
 @pytest.mark.parametrize("run", sorted(RUNS))
 def test_every_failing_rollout_says_which_call_and_why(run: str) -> None:
     for rollout in read(RUNS[run]).values():
@@ -220,7 +224,8 @@ def test_every_failing_rollout_says_which_call_and_why(run: str) -> None:
             continue
         reason = rollout.outcome.reason or ""
         first_call = reason.startswith(f"call {rollout.outcome.fed} ") and ": " in reason
-        assert first_call or reason.startswith("no tool call: "), reason
+        lost = reason.startswith("harness error: ToolSandbox aborted the scenario with ")
+        assert first_call or lost or reason.startswith("no tool call: "), reason
 
 
 @pytest.mark.spec("TSB-REAL", "TSB-REASON", "TSB-ABORT", "TSB-UNANSWERED", "TSB-NOTOOL")

@@ -9,6 +9,7 @@ BFCL's error markers and rendered as BFCL's executor renders them, for the succe
 
 from __future__ import annotations
 
+import copy
 import decimal
 import json
 import math
@@ -305,6 +306,15 @@ class World:
                 instance._load_scenario(config, long_context=self.long_context)
             self.instances[name] = instance
 
+    def fork(self) -> World:
+        """A copy of this world that goes its own way from here (its instances deep-copied)."""
+        other = object.__new__(World)
+        other.catalogue = self.catalogue
+        other.long_context = self.long_context
+        other.precision_spent = self.precision_spent
+        other.instances = copy.deepcopy(self.instances)
+        return other
+
     def method(self, name: str) -> MethodInfo | None:
         """The method called ``name`` if one of this world's classes has it."""
         info = self.catalogue.methods.get(name)
@@ -338,12 +348,24 @@ class World:
 
     def run_trusted(self, call: ParsedCall) -> str:
         """Run a ground-truth call without checks other than binding; BFCL's text for it."""
+        return self.run_as_bfcl(call, limits=False)
+
+    def run_as_bfcl(self, call: ParsedCall, *, limits: bool = True) -> str:
+        """BFCL's result text for a call its executor runs here (BFCL-PARITY).
+
+        As BFCL's executor: a call that is not a plain literal call, names no method of the
+        task's classes or does not bind raises (an error text, nothing runs); otherwise it runs,
+        whatever its types or turn. With ``limits``, a call beyond BFCL-LIMITS is not run either.
+        """
         info = self.method(call.name)
         if call.fault is not None or info is None:
             return EXECUTION_ERROR + (call.fault or f"name '{call.name}' is not defined")
         bound = bind(info, call.args, call.kwargs)
         if isinstance(bound, str):
             return EXECUTION_ERROR + bound
+        limit = (limit_fault(info, bound) or self.charge(info, bound)) if limits else None
+        if limit is not None:
+            return EXECUTION_ERROR + limit
         return self.execute(info, bound).text
 
 

@@ -540,7 +540,7 @@ def render(report: BfclAuditReport) -> str:
         if o.executable:
             lines += ["", f"{o.name}: mutants that stayed executable ({len(o.executable)})"]
             lines += [f"  {m}" for m in o.executable]
-    lines += ["", f"Unclassified execution errors, labelled state_consistency ({len(report.unclassified)})"]
+    lines += ["", f"Unclassified execution errors, left unlabelled ({len(report.unclassified)})"]
     lines += [f"  {count} x {message}" for message, count in report.unclassified]
     if report.cross_check is not None:
         lines += ["", *report.cross_check.render_lines()]
@@ -566,7 +566,8 @@ def _file_lines(files: Sequence[FileSummary]) -> list[str]:
             verdict = "agrees" if f.log_agrees else "DIFFERS"
             log = (
                 f"BFCL's inference_log ({f.logged_entries} entries) records {f.logged_decode_errors} "
-                f"'Error decoding the model response', dropped steps here {f.dropped_in_logged}: {verdict}"
+                f"'Error decoding the model response', steps BFCL's decoder raises on here "
+                f"{f.undecodable_in_logged} ({f.dropped_in_logged} dropped call steps): {verdict}"
             )
         lines += [
             f"  {f.path}",
@@ -574,6 +575,13 @@ def _file_lines(files: Sequence[FileSummary]) -> list[str]:
             f"call steps {f.call_steps}, calls {f.calls}, decodable calls {f.decodable_calls}",
             f"    steps BFCL's loop drops (undecodable: invalid JSON, arguments not an object, ...): "
             f"{f.dropped_steps} ({f.dropped_calls} calls)",
+            f"    text replies in function-calling steps (BFCL's loop skips them): {f.text_steps}; "
+            f"steps mixing text with calls (BFCL drops them, their calls are actions here): "
+            f"{f.mixed_steps} ({f.mixed_calls} calls)",
+            f"    turns written as one string (BFCL's loop decodes none of it; decoded here as one "
+            f"step): {f.string_turns} ({f.string_turn_calls} calls)",
+            f"    text steps holding JSON tool calls (a local model's handler decodes them with its own "
+            f"decoder, not mirrored: read as replies, BFCL-DIFF): {f.json_call_texts}",
             f"    steps with a function name that is not an identifier (e.g. chat-template tokens), "
             f"executed by BFCL as errors: {f.bad_name_steps}",
             f"    {log}",
@@ -629,7 +637,7 @@ def run_audit(options: AdapterOptions, paths: Sequence[str] = ()) -> BfclAuditRe
                     findings.append(
                         Finding(
                             task_id,
-                            record.turn,
+                            record.turn + 1,  # BFCL-TURNS: turns count from 1
                             record.position,
                             record.call,
                             record.labels[0].value if record.labels else "unlabelled",

@@ -45,6 +45,9 @@ class ParsedCall:
     text: str = ""
     fault: str | None = None
     decoded: bool = True
+    #: What BFCL's executor runs for this call when that is not the call itself (BFCL-PARITY):
+    #: a prompting call with positional arguments runs with its keyword arguments only.
+    bfcl: ParsedCall | None = None
 
     @property
     def arguments(self) -> dict[str, Any]:
@@ -155,8 +158,25 @@ def from_call_node(node: ast.Call, text: str, *, positional: bool) -> ParsedCall
             except Unacceptable as exc:
                 raise Unacceptable(f"argument `{keyword.arg}`: {exc}") from None
     except Unacceptable as exc:
-        return ParsedCall(name=name, text=text, fault=str(exc))
+        bfcl = _keywords_only(node, name, text, positional)
+        return ParsedCall(name=name, text=text, fault=str(exc), bfcl=bfcl)
     return ParsedCall(name=name, args=tuple(args), kwargs=tuple(kwargs), text=text)
+
+
+def _keywords_only(node: ast.Call, name: str, text: str, positional: bool) -> ParsedCall | None:
+    """What BFCL's executor runs for a prompting call with positional arguments: the call with
+    its keyword arguments only, when those are literals (BFCL's decoder ignores positional ones)."""
+    if positional or not node.args:
+        return None
+    kwargs: list[tuple[str, Any]] = []
+    for keyword in node.keywords:
+        if keyword.arg is None or keyword.arg in dict(kwargs):
+            return None
+        try:
+            kwargs.append((keyword.arg, literal(keyword.value)))
+        except Unacceptable:
+            return None
+    return ParsedCall(name=name, kwargs=tuple(kwargs), text=text)
 
 
 def parse_call_string(text: str) -> ParsedCall:
@@ -216,9 +236,18 @@ def _bfcl_call_decodes(node: ast.Call) -> bool:
 
 @attrs.frozen(slots=True)
 class DecodedStep:
-    """One model step: the calls it makes, or none when the step is a reply to the user."""
+    """One model step: the calls it makes, or none when the step is a reply to the user.
+
+    ``text`` says whether the step holds text in function-calling output (a text step, or an
+    Anthropic handler's text blocks); a step with calls and text is one BFCL's decoder drops
+    (BFCL-STEP). ``raises`` says whether BFCL's decoder raises on the step: its inference loop
+    then logs ``Error decoding the model response`` (BFCL-DROPPED); a step that decodes to no
+    call without raising (``[]``) is an empty response there.
+    """
 
     calls: tuple[ParsedCall, ...] = ()
+    text: bool = False
+    raises: bool = False
 
     @property
     def is_reply(self) -> bool:
@@ -226,6 +255,10 @@ class DecodedStep:
 
 
 REPLY = DecodedStep()
+#: A reply BFCL's decoder raises on (prompting text that is not a list of calls).
+RAISING_REPLY = DecodedStep(raises=True)
+#: A function-calling step of text only (a text step or text blocks): a reply BFCL's decoder raises on.
+TEXT_REPLY = DecodedStep(text=True, raises=True)
 
 
 class StepFormatError(ValueError):
@@ -235,7 +268,8 @@ class StepFormatError(ValueError):
 def _whole_step(calls: list[ParsedCall], fault: str) -> DecodedStep:
     """BFCL drops a step that it cannot decode as a whole: every call of it is a schema failure."""
     return DecodedStep(
-        tuple(attrs.evolve(c, args=(), kwargs=(), fault=c.fault or fault, decoded=False) for c in calls)
+        tuple(attrs.evolve(c, args=(), kwargs=(), fault=c.fault or fault, decoded=False) for c in calls),
+        raises=True,
     )
 
 
@@ -245,15 +279,30 @@ def _render(name: str, arguments: Mapping[str, Any]) -> str:
 
 
 def decode_function_calling(raw: list[Any] | dict[str, Any]) -> DecodedStep:
-    """A function-calling step ``[{name: arguments}, ...]``; arguments a JSON string or an object."""
+    """A function-calling step ``[{name: arguments}, ...]``; arguments a JSON string or an object.
+
+    Text items (an Anthropic handler's text blocks, ``["Perfect! ..."]``) are the model's reply:
+    a step of text only is a reply; a step that mixes text with calls keeps its calls as tool
+    actions, which BFCL's decoder drops with the step (``convert_to_function_call`` raises on
+    the text item).
+    """
     items = [raw] if isinstance(raw, dict) else raw
     if not items:
         return REPLY
+    texts = [item for item in items if isinstance(item, str)]
+    if texts:
+        objects = [item for item in items if not isinstance(item, str)]
+        if not objects:
+            return TEXT_REPLY
+        step = decode_function_calling(objects)
+        return DecodedStep(tuple(attrs.evolve(c, decoded=False) for c in step.calls), text=True, raises=True)
     calls: list[ParsedCall] = []
     step_fault: str | None = None
     for item in items:
         if not isinstance(item, dict):
-            raise StepFormatError(f"expected an object {{name: arguments}}, got {type(item).__name__}")
+            raise StepFormatError(
+                f"expected an object {{name: arguments}} or text, got {type(item).__name__}"
+            )
         for name, value in item.items():
             shown = _short(str(name))
             arguments: Any = value
@@ -305,7 +354,7 @@ def decode_prompting(raw: str) -> DecodedStep:
                     ),
                 )
             )
-        return REPLY
+        return RAISING_REPLY
     text = raw.strip("`\n ")
     if not text.startswith("["):
         text = "[" + text
@@ -319,7 +368,7 @@ def decode_prompting(raw: str) -> DecodedStep:
             return DecodedStep(
                 (ParsedCall(name="", text=_short(raw), fault="call nested too deeply to parse"),)
             )
-        return REPLY
+        return RAISING_REPLY
     except (SyntaxError, ValueError, OverflowError) as exc:
         message = str(exc)
         if _LOOKS_LIKE_CALL.match(raw[:200]) and ("too many nested" in message or "too complex" in message):
@@ -328,7 +377,7 @@ def decode_prompting(raw: str) -> DecodedStep:
             )
         if _LOOKS_LIKE_CALL.match(raw[:200]) and "Exceeds the limit" in message:
             return DecodedStep((ParsedCall(name="", text=_short(raw), fault="integer literal too long"),))
-        return REPLY
+        return RAISING_REPLY
     body = tree.body
     nodes: list[ast.expr]
     if isinstance(body, ast.Call):
@@ -336,9 +385,11 @@ def decode_prompting(raw: str) -> DecodedStep:
     elif isinstance(body, ast.List | ast.Tuple | ast.Set):
         nodes = list(body.elts)
     else:
-        return REPLY
-    if not nodes or not all(isinstance(n, ast.Call) for n in nodes):
-        return REPLY
+        return RAISING_REPLY
+    if not nodes:
+        return REPLY  # BFCL decodes it to no call without raising: an empty response
+    if not all(isinstance(n, ast.Call) for n in nodes):
+        return RAISING_REPLY
     call_nodes = [n for n in nodes if isinstance(n, ast.Call)]
     calls = [from_call_node(n, _short(ast.unparse(n), 2000), positional=False) for n in call_nodes]
     if not all(_bfcl_call_decodes(n) for n in call_nodes):
@@ -353,14 +404,16 @@ def decode_step(raw: object, *, function_calling: bool) -> DecodedStep:
     if isinstance(raw, dict | list):
         return decode_function_calling(raw)
     if isinstance(raw, str):
-        return REPLY if function_calling else decode_prompting(raw)
+        return TEXT_REPLY if function_calling else decode_prompting(raw)
     raise StepFormatError(f"a step must be text, an object or a list, got {type(raw).__name__}")
 
 
 __all__ = [
     "MAX_LITERAL_DEPTH",
     "MAX_STEP_CHARS",
+    "RAISING_REPLY",
     "REPLY",
+    "TEXT_REPLY",
     "DecodedStep",
     "ParsedCall",
     "StepFormatError",

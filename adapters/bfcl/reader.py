@@ -9,6 +9,7 @@ rollouts, the reader counts per file what it decoded (:class:`FileSummary`), for
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from collections.abc import Sequence
@@ -19,11 +20,20 @@ import attrs
 
 from prefixexec.kernel import ConditionKey, Outcome, Rollout
 
+from .. import harness
 from ..errors import InputError, file_faults
 from ..records import parse_json_line
 from . import backend
-from .parse import DecodedStep, StepFormatError, decode_step
-from .semantics import INFERENCE_ERROR, BfclRun, evaluate, inference_error_run, make_run, task
+from .parse import MAX_STEP_CHARS, DecodedStep, StepFormatError, decode_prompting, decode_step
+from .semantics import (
+    INFERENCE_ERROR,
+    INFERENCE_MESSAGE_CHARS,
+    BfclRun,
+    evaluate,
+    inference_error_message,
+    make_run,
+    task,
+)
 
 if TYPE_CHECKING:
     from .. import AdapterOptions
@@ -32,8 +42,8 @@ if TYPE_CHECKING:
 DATASET_PREFIX = "bfcl-multi-turn/"
 #: Method name used when ``--method`` is not given.
 DEFAULT_METHOD = "default"
-#: ``--inference-errors``: the leaderboard's convention (a failed rollout) or leaving them out.
-INFERENCE_ERROR_CHOICES = ("failure", "exclude")
+#: ``--inference-errors`` (BFCL's alias of ``--harness-errors``): a failed rollout, or left out.
+INFERENCE_ERROR_CHOICES = harness.CHOICES
 #: What BFCL's inference loop logs when it cannot decode a step (and ends the turn).
 BFCL_DECODE_ERROR_LOG = "Error decoding the model response"
 
@@ -78,13 +88,30 @@ class FileSummary:
     logged_decode_errors: int = 0
     #: Dropped steps counted here in the entries that carry a log.
     dropped_in_logged: int = 0
+    #: Steps BFCL's decoder raises on (dropped call steps, text replies, steps mixing text and
+    #: calls), in the entries that carry a log: each is one logged decoding error there.
+    undecodable_in_logged: int = 0
+    #: Function-calling steps of text only (e.g. Anthropic text blocks ``["Perfect! ..."]``):
+    #: replies, which BFCL's loop skips.
+    text_steps: int = 0
+    #: Function-calling steps that mix calls with text: BFCL's decoder drops them (BFCL-STEP).
+    mixed_steps: int = 0
+    #: Calls in those steps: tool actions here, never run by BFCL's checker.
+    mixed_calls: int = 0
+    #: Turns written as one string instead of a list of steps (BFCL-STRING-TURN).
+    string_turns: int = 0
+    #: Calls decoded from those turns: tool actions here; BFCL's loop runs none of them.
+    string_turn_calls: int = 0
+    #: Text steps that hold JSON tool calls (``[{"name": ..., "arguments": ...}]``): what local
+    #: models' handlers write and decode with decoders of their own, not mirrored (BFCL-DIFF).
+    json_call_texts: int = 0
 
     @property
     def log_agrees(self) -> bool | None:
-        """Whether the dropped steps equal BFCL's logged decode errors (``None``: no log)."""
+        """Whether the steps BFCL's decoder raises on equal its logged decode errors (``None``: no log)."""
         if self.logged_entries == 0:
             return None
-        return self.dropped_in_logged == self.logged_decode_errors
+        return self.undecodable_in_logged == self.logged_decode_errors
 
     def to_json(self) -> dict[str, Any]:
         return {**attrs.asdict(self), "log_agrees": self.log_agrees}
@@ -97,6 +124,8 @@ class ReadResult:
     #: Rollouts that are inference errors counted as failures (``--inference-errors failure``).
     inference_failures: tuple[Excluded, ...] = ()
     files: tuple[FileSummary, ...] = ()
+    #: Every inference-error entry as a harness error (HARNESS-WHICH), counted or left out.
+    harness_errors: tuple[harness.HarnessError, ...] = ()
 
 
 def _model_from_path(path: str) -> str | None:
@@ -147,8 +176,16 @@ def _file_category(path: str) -> str | None:
 def _decode_turns(where: str, result: list[Any], function_calling: bool) -> list[list[DecodedStep]]:
     turns: list[list[DecodedStep]] = []
     for t, turn in enumerate(result):
+        if isinstance(turn, str):
+            # BFCL-STRING-TURN: a turn written as one string is decoded as one prompting step; BFCL's
+            # loop iterates its characters and decodes none of them, so its calls are not BFCL's.
+            step = decode_prompting(turn)
+            turns.append([DecodedStep(tuple(attrs.evolve(c, decoded=False) for c in step.calls))])
+            continue
         if not isinstance(turn, list):
-            raise InputError(where, f"result[{t}] must be a list of steps, got {type(turn).__name__}")
+            raise InputError(
+                where, f"result[{t}] must be a list of steps (or a string), got {type(turn).__name__}"
+            )
         steps: list[DecodedStep] = []
         for s, raw in enumerate(turn):
             try:
@@ -157,6 +194,53 @@ def _decode_turns(where: str, result: list[Any], function_calling: bool) -> list
                 raise InputError(where, f"result[{t}][{s}]: {exc}") from None
         turns.append(steps)
     return turns
+
+
+def inference_message(result: str) -> str:
+    """What a string result says (BFCL-INFERENCE-ERROR): BFCL's ``Error during inference: <message>``
+    with the message cut to its first 200 characters, or, for any other string, that it is one."""
+    if result.startswith(INFERENCE_ERROR):
+        return f"{INFERENCE_ERROR}: {inference_error_message(result)[:INFERENCE_MESSAGE_CHARS]}"
+    return f"the result is a string, not a list of turns: {harness.shorten(result, INFERENCE_MESSAGE_CHARS)}"
+
+
+_TOOL_TAGS = re.compile(r"<\|python_tag\|>|</?tool_call>|^```(?:json)?|```$")
+
+
+def json_call_text(text: str) -> bool:
+    """Whether a text step holds JSON tool calls as local models' BFCL handlers write them: an
+    object with ``name`` and ``arguments`` (or ``parameters``), or a list of them, possibly in
+    code fences, ``<tool_call>`` tags or after ``<|python_tag|>``, or several joined by ``;``.
+    Only counted (BFCL-DIFF): the API handlers' rules read such a step as a reply."""
+    if len(text) > MAX_STEP_CHARS or "name" not in text:
+        return False
+    body = _TOOL_TAGS.sub("", text.strip()).strip()
+    parts = [body] if body.startswith("[") else body.split(";")
+    for part in parts:
+        try:
+            value = json.loads(part)
+        except (ValueError, RecursionError):
+            return False
+        items = value if isinstance(value, list) else [value]
+        if not items or not all(
+            isinstance(i, dict) and isinstance(i.get("name"), str) and ("arguments" in i or "parameters" in i)
+            for i in items
+        ):
+            return False
+    return True
+
+
+def function_calling(model: str, records: Sequence[dict[str, Any]]) -> bool:
+    """BFCL-STEP: a file is function-calling output when its model ends in ``-FC`` or any step of
+    it is a list or an object (then text steps are replies); else text steps are prompting output."""
+    return model.upper().endswith("-FC") or any(
+        isinstance(step, dict | list)
+        for record in records
+        if isinstance(record["result"], list)
+        for turn in record["result"]
+        if isinstance(turn, list)
+        for step in turn
+    )
 
 
 def _logged_decode_errors(log: Any) -> int:
@@ -179,13 +263,26 @@ def _logged_decode_errors(log: Any) -> int:
     return count
 
 
-def _count(summary: FileSummary, turns: list[list[DecodedStep]], record: dict[str, Any]) -> FileSummary:
+def _count(
+    summary: FileSummary, turns: list[list[DecodedStep]], record: dict[str, Any]
+) -> FileSummary:
+    strings = [t for t, turn in enumerate(record["result"]) if isinstance(turn, str)]
+    string_calls = sum(len(step.calls) for t in strings for step in turns[t])
+    turns = [turn for t, turn in enumerate(turns) if t not in strings]
     steps = [step for turn in turns for step in turn]
+    mixed = [step for step in steps if step.text and step.calls]
     call_steps = [step for step in steps if not step.is_reply]
-    dropped = [step for step in call_steps if not any(c.decoded for c in step.calls)]
+    dropped = [step for step in call_steps if not step.text and not any(c.decoded for c in step.calls)]
     logged = "inference_log" in record
+    raw = [s for turn in record["result"] if isinstance(turn, list) for s in turn if isinstance(s, str)]
     return attrs.evolve(
         summary,
+        json_call_texts=summary.json_call_texts + sum(json_call_text(s) for s in raw),
+        text_steps=summary.text_steps + sum(step.text and not step.calls for step in steps),
+        mixed_steps=summary.mixed_steps + len(mixed),
+        mixed_calls=summary.mixed_calls + sum(len(step.calls) for step in mixed),
+        string_turns=summary.string_turns + len(strings),
+        string_turn_calls=summary.string_turn_calls + string_calls,
         steps=summary.steps + len(steps),
         call_steps=summary.call_steps + len(call_steps),
         calls=summary.calls + sum(len(step.calls) for step in call_steps),
@@ -199,6 +296,8 @@ def _count(summary: FileSummary, turns: list[list[DecodedStep]], record: dict[st
         logged_decode_errors=summary.logged_decode_errors
         + (_logged_decode_errors(record["inference_log"]) if logged else 0),
         dropped_in_logged=summary.dropped_in_logged + (len(dropped) if logged else 0),
+        undecodable_in_logged=summary.undecodable_in_logged
+        + (sum(step.raises for step in steps) if logged else 0),
     )
 
 
@@ -210,17 +309,13 @@ def read_results(paths: Sequence[str], options: AdapterOptions) -> ReadResult:
             wanted = backend.normalise_category(options.category)
         except ValueError as exc:
             raise InputError("--category", str(exc)) from None
-    if options.inference_errors not in INFERENCE_ERROR_CHOICES:
-        raise InputError(
-            "--inference-errors",
-            f"expected one of {', '.join(INFERENCE_ERROR_CHOICES)}, got {options.inference_errors!r}",
-        )
-    exclude = options.inference_errors == "exclude"
+    exclude = harness.policy(options, "bfcl") == "exclude"
     backend.package()
     method = options.method or DEFAULT_METHOD
     rollouts: list[Rollout] = []
     excluded: list[Excluded] = []
     failed: list[Excluded] = []
+    errors: list[harness.HarnessError] = []
     files: list[FileSummary] = []
     seen: dict[tuple[ConditionKey, str], str] = {}
     for path in paths:
@@ -232,14 +327,7 @@ def read_results(paths: Sequence[str], options: AdapterOptions) -> ReadResult:
             raise InputError(path, "cannot tell the model from the path: give --model")
         objects = _objects(path)
         summary = FileSummary("<stdin>" if path == "-" else path)
-        function_calling = model.upper().endswith("-FC") or any(
-            isinstance(step, dict | list)
-            for _, record in objects
-            if isinstance(record["result"], list)
-            for turn in record["result"]
-            if isinstance(turn, list)
-            for step in turn
-        )
+        fc = function_calling(model, [record for _, record in objects])
         for where, record in objects:
             task_id: str = record["id"]
             category = backend.category_of(task_id)
@@ -255,22 +343,6 @@ def read_results(paths: Sequence[str], options: AdapterOptions) -> ReadResult:
                 raise InputError(
                     where, f"unknown task id {task_id!r} (not in bfcl-eval {backend.installed_version()})"
                 ) from None
-            summary = attrs.evolve(summary, entries=summary.entries + 1)
-            result = record["result"]
-            if isinstance(result, str) and result.startswith(INFERENCE_ERROR):
-                summary = attrs.evolve(summary, inference_errors=summary.inference_errors + 1)
-                if exclude:
-                    excluded.append(Excluded(where, task_id))
-                    continue
-                failed.append(Excluded(where, task_id))
-                run = inference_error_run(bfcl_task, result)
-            elif not isinstance(result, list):
-                raise InputError(where, f"'result' must be a list of turns, got {type(result).__name__}")
-            else:
-                turns = _decode_turns(where, result, function_calling)
-                summary = _count(summary, turns, record)
-                run = make_run(bfcl_task, turns)
-            evaluation = evaluate(run)
             key = ConditionKey(DATASET_PREFIX + category, model, method)
             if (key, task_id) in seen:
                 raise InputError(
@@ -278,6 +350,29 @@ def read_results(paths: Sequence[str], options: AdapterOptions) -> ReadResult:
                     f"task {task_id!r} repeats for {model}/{method}, first seen at {seen[key, task_id]}",
                 )
             seen[key, task_id] = where
+            summary = attrs.evolve(summary, entries=summary.entries + 1)
+            result = record["result"]
+            if isinstance(result, str):
+                # BFCL-INFERENCE-ERROR: the handler wrote a string instead of turns (BFCL's own
+                # "Error during inference: ..."); BFCL's runner marks the entry invalid.
+                summary = attrs.evolve(summary, inference_errors=summary.inference_errors + 1)
+                message = inference_message(result)
+                errors.append(harness.HarnessError(where, key, task_id, 0, message, not exclude))
+                if exclude:
+                    excluded.append(Excluded(where, task_id))
+                    continue
+                failed.append(Excluded(where, task_id))
+                outcome = harness.fault_outcome(Outcome(T=1, fed=1), message, 0)
+                check = f"inference_error: {message}"
+                meta = {"source": where, "success_check": check, "harness_error": message}
+                rollouts.append(Rollout(key, task_id, 0, outcome, False, meta))
+                continue
+            if not isinstance(result, list):
+                raise InputError(where, f"'result' must be a list of turns, got {type(result).__name__}")
+            turns = _decode_turns(where, result, fc)
+            summary = _count(summary, turns, record)
+            run = make_run(bfcl_task, turns)
+            evaluation = evaluate(run)
             rollouts.append(
                 Rollout(
                     key,
@@ -291,30 +386,23 @@ def read_results(paths: Sequence[str], options: AdapterOptions) -> ReadResult:
         files.append(summary)
     if not rollouts:
         if excluded:
-            raise InputError(", ".join(paths), f"all {len(excluded)} entries are '{INFERENCE_ERROR}' entries")
+            raise harness.none_left(", ".join(paths), len(excluded))
         raise InputError(", ".join(paths) or "<no input>", "no BFCL multi-turn entries found")
-    return ReadResult(tuple(rollouts), tuple(excluded), tuple(failed), tuple(files))
-
-
-def _ids(entries: Sequence[Excluded]) -> str:
-    ids = ", ".join(e.task_id for e in entries[:10])
-    return ids + ("" if len(entries) <= 10 else f" and {len(entries) - 10} more")
+    return ReadResult(tuple(rollouts), tuple(excluded), tuple(failed), tuple(files), tuple(errors))
 
 
 def read(paths: Sequence[str], options: AdapterOptions) -> list[Rollout]:
-    """The ``score --adapter bfcl`` reader; reports inference-error entries on stderr."""
+    """The ``score --adapter bfcl`` reader; names its harness errors on stderr (HARNESS-REPORT)."""
     result = read_results(paths, options)
-    if result.excluded:
-        sys.stderr.write(
-            f"prefixexec: bfcl: excluded {len(result.excluded)} entries "
-            f"with '{INFERENCE_ERROR}': {_ids(result.excluded)}\n"
-        )
-    if result.inference_failures:
-        sys.stderr.write(
-            f"prefixexec: bfcl: {len(result.inference_failures)} entries with '{INFERENCE_ERROR}' "
-            f"count as failed rollouts (--inference-errors exclude leaves them out): "
-            f"{_ids(result.inference_failures)}\n"
-        )
+    for summary in result.files:
+        if summary.json_call_texts:
+            sys.stderr.write(
+                f"prefixexec: warning: {summary.path}: {summary.json_call_texts} text steps hold JSON "
+                "tool calls ([{\"name\": ..., \"arguments\": ...}]), which a local model's BFCL handler "
+                "decodes with a decoder of its own, not mirrored here: they are read as replies "
+                "(BFCL's API-handler rules), so T, FED and Y can differ from BFCL's (BFCL-DIFF)\n"
+            )
+    harness.report("bfcl", result.harness_errors)
     return list(result.rollouts)
 
 
@@ -326,6 +414,7 @@ __all__ = [
     "Excluded",
     "FileSummary",
     "ReadResult",
+    "function_calling",
     "read",
     "read_results",
 ]
@@ -333,12 +422,14 @@ __all__ = [
 
 def _evidence(where: str, check: str, run: BfclRun, outcome: Outcome) -> dict[str, object]:
     """The rollout's meta: where it was read, the success check, and per-action evidence for the
-    per-rollout rows (OUT-ROLLOUTS): each action's 1-based turn, and the raw text of a failing
+    per-rollout rows (OUT-ROLLOUTS): each action's turn (from 1, BFCL-TURNS) and the call as the
+    model wrote it (``explain`` shows it: positional arguments too), and the raw text of a failing
     call that could not be parsed into a tool and arguments."""
     meta: dict[str, object] = {
         "source": where,
         "success_check": check,
         "action_turns": [a.turn + 1 for a in run.actions],
+        "action_texts": [a.call.text or f"{a.name}()" for a in run.actions],
     }
     if not outcome.fully_executable and outcome.fed <= len(run.actions):
         failing = run.actions[outcome.fed - 1]

@@ -140,14 +140,14 @@ def information_fault(task: BfclTask, name: str, bound: Mapping[str, Any], turn:
     for parameter in needed:
         if parameter not in bound:
             return (
-                f"`{name}` called without `{parameter}`, which turn {turn} withholds "
-                f"and turn {turn + 1} supplies"
+                f"`{name}` called without `{parameter}`, which turn {turn + 1} withholds "
+                f"and turn {turn + 2} supplies"
             )
         guessed = [a for a in _atoms(bound[parameter]) if _informative(a) and not mentions(said, a)]
         if guessed:
             return (
                 f"`{name}` called with {parameter}={guessed[0]!r} before the user gives `{parameter}` "
-                f"(turn {turn} withholds it, turn {turn + 1} supplies it)"
+                f"(turn {turn + 1} withholds it, turn {turn + 2} supplies it)"
             )
     return None
 
@@ -281,9 +281,13 @@ def _shown(call: ParsedCall) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
-def rejection_reason(position: int, turn: int, shown: str, label: Label, message: str) -> str:
-    """BFCL-REASON: which call failed (position, turn, call), with its label, and why."""
-    return f"call {position} (turn {turn}) {shown} [{label.value}]: {message}"
+def rejection_reason(position: int, turn: int, shown: str, label: Label | None, message: str) -> str:
+    """BFCL-REASON: which call failed (position, turn, call), with its label, and why.
+
+    ``turn`` counts from 0 as BFCL's data does; the reason numbers turns from 1 (BFCL-TURNS).
+    """
+    mark = label.value if label is not None else "unlabelled"
+    return f"call {position} (turn {turn + 1}) {shown} [{mark}]: {message}"
 
 
 def check_and_run(world: World, task: BfclTask, action: BfclCall, position: int) -> CallRecord:
@@ -315,7 +319,7 @@ def check_and_run(world: World, task: BfclTask, action: BfclCall, position: int)
     static: tuple[Label, str] | None = None
     exposed_at = task.entry.missed.get(call.name)
     if exposed_at is not None and turn < exposed_at:
-        static = (Label.SCHEMA, f"`{call.name}` is held out until turn {exposed_at} (missed_function)")
+        static = (Label.SCHEMA, f"`{call.name}` is held out until turn {exposed_at + 1} (missed_function)")
     else:
         wrong_type = type_fault(info, bound)
         if wrong_type is not None:
@@ -338,8 +342,8 @@ def check_and_run(world: World, task: BfclTask, action: BfclCall, position: int)
             shown,
             True,
             execution.text,
-            (Label.STATE_CONSISTENCY,),
-            rejection_reason(position, turn, shown, Label.STATE_CONSISTENCY, message),
+            (),
+            rejection_reason(position, turn, shown, None, message),
             unclassified=True,
             message=message,
         )
@@ -358,6 +362,12 @@ def check_and_run(world: World, task: BfclTask, action: BfclCall, position: int)
 # --- the session and the kernel semantics (BFCL-LINEAR, BFCL-SUCCESS) --------------------------------
 
 
+def _diverges(call: ParsedCall) -> bool:
+    """Whether BFCL's own run of ``call`` may differ from the replay's (BFCL-PARITY): BFCL drops
+    a call the replay may execute (its step is not decoded by BFCL), or runs another call."""
+    return (not call.decoded and call.fault is None) or (call.decoded and call.bfcl is not None)
+
+
 class StaleStateError(RuntimeError):
     """A BFCL state was stepped after it had been superseded (states are linear, BFCL-LINEAR)."""
 
@@ -368,6 +378,9 @@ class _Session:
     def __init__(self, run: BfclRun, track_success: bool) -> None:
         self.run = run
         self.model = World(run.task.entry)
+        #: BFCL's own run of the model's calls, for Y: the same instance set as the replay's until
+        #: a call that BFCL runs differently (or not at all) is executed, then a copy (BFCL-PARITY).
+        self.checker = self.model
         self.position = 0
         self.records: list[CallRecord] = []
         self.track = track_success
@@ -392,11 +405,18 @@ class _Session:
         if self.position >= len(actions) or actions[self.position] is not action:
             raise ValueError("a BFCL run is replayed along its own actions, in order")
         self._close_turns(action.turn)
+        call = action.call
+        if self.track and self.checker is self.model and _diverges(call):
+            self.checker = self.model.fork()
         record = check_and_run(self.model, self.run.task, action, self.position + 1)
         self.position += 1
         self.records.append(record)
-        if self.track and action.call.decoded:
-            self.results.append(record.result)
+        if self.track:
+            if self.checker is self.model:
+                if call.decoded:
+                    self.results.append(record.result)
+            elif call.decoded:
+                self.results.append(self.checker.run_as_bfcl(call.bfcl or call))
         return record
 
     def _close_turns(self, upto: int) -> None:
@@ -416,17 +436,18 @@ class _Session:
             return
         if self.run.decoded_steps[j] == 0:
             self._fail(
-                f"empty_turn_model_response: turn {j} has no call, the ground truth has {len(expected)}"
+                f"empty_turn_model_response: turn {j + 1} has no call BFCL decodes, "
+                f"the ground truth has {len(expected)}"
             )
             return
-        same, difference = same_state(self.model, self.gold)
+        same, difference = same_state(self.checker, self.gold)
         if not same:
-            self._fail(f"instance_state_mismatch: turn {j}: {difference}")
+            self._fail(f"instance_state_mismatch: turn {j + 1}: {difference}")
             return
         missing = Counter(gold_results) - Counter(self.results)
         if missing:
             self._fail(
-                f"execution_response_mismatch: turn {j}: "
+                f"execution_response_mismatch: turn {j + 1}: "
                 f"{sum(missing.values())} ground-truth result(s) missing"
             )
 

@@ -12,6 +12,7 @@ import attrs
 
 from prefixexec.kernel import ConditionKey, Rollout, ToolCall, replay
 
+from .. import harness
 from ..errors import InputError
 from ..labels import NO_RULES, LabelRules, load_label_rules
 from ..records import json_lines, parse_json_line, unique_rollouts
@@ -222,7 +223,13 @@ def line_rollout(
     need_bool(no_tool, where, "'no_tool_allowed'")
     task = ChatTask(tuple(calls), tools, no_tool, pattern, rules)
     outcome = replay(SEMANTICS, task, [c.action for c in calls])
-    return Rollout(key, str(task_id), trial, outcome, success, {"tools": len(tools)})
+    rollout = Rollout(key, str(task_id), trial, outcome, success, {"tools": len(tools)})
+    lost = record.get("harness_error")  # CHAT-HARNESS: the harness ended the rollout
+    if lost is None:
+        return rollout
+    if not isinstance(lost, str) or not lost.strip():
+        raise InputError(where, f"'harness_error' must be a non-empty string, got {lost!r}")
+    return harness.counted_rollout(rollout, harness.shorten(lost), len(calls))
 
 
 def error_pattern(text: str | None) -> re.Pattern[str] | None:
@@ -239,14 +246,31 @@ def read(paths: Sequence[str], options: AdapterOptions) -> list[Rollout]:
     """Read chat-transcript JSONL files; ``(dataset, model, method, task_id, trial)`` must be unique."""
     pattern = error_pattern(options.error_pattern)
     rules = load_label_rules(options.label_rules, "chat")
-    located = (
-        (where, line_rollout(record, where, options, pattern, rules))
+    exclude = harness.policy(options, "chat") == "exclude"
+    errors: list[harness.HarnessError] = []
+
+    def kept(where: str, rollout: Rollout) -> bool:
+        message = rollout.meta.get("harness_error")
+        if message is None:
+            return True
+        c = rollout.condition
+        lost = harness.HarnessError(where, c, rollout.task_id, rollout.trial, str(message), not exclude)
+        errors.append(lost)
+        return not exclude
+
+    located = [
+        (where, rollout)
         for path in paths
         for where, record in json_lines(path)
-    )
-    return unique_rollouts(
+        if kept(where, rollout := line_rollout(record, where, options, pattern, rules))
+    ]
+    if not located and errors:
+        raise harness.none_left(", ".join(paths), len(errors))
+    rollouts = unique_rollouts(
         paths,
         located,
         lambda r, first: f"repeats task {r.task_id!r} trial {r.trial} of {first}",
         "no transcripts found",
     )
+    harness.report("chat", errors)
+    return rollouts

@@ -131,6 +131,7 @@ def audit(paths: Sequence[str], options: AdapterOptions) -> GenericAuditReport:
     if not paths:
         raise InputError("--adapter inspect", "the inspect audit reads logs: give FILE...")
     semantics = semantics_for(options)
+    options = attrs.evolve(options, harness_errors="failure")  # every sample, errored ones too
     items: list[tuple[str, InspectSample, tuple[Action, ...]]] = [
         (item.place, item.task, tuple(c.action for c in item.task.calls))
         for item in read_items(paths, options, semantics)

@@ -27,6 +27,7 @@ import zstandard
 
 from prefixexec.kernel import ConditionKey, Rollout, ToolCall, replay
 
+from .. import harness
 from ..errors import InputError
 from ..labels import load_label_rules
 from ..limits import DEEP, MAX_MEMBER_BYTES, MAX_RATIO, RATIO_FLOOR
@@ -612,6 +613,8 @@ class LogItem:
 def log_items(path: str, options: AdapterOptions, semantics: InspectSemantics) -> Iterator[LogItem]:
     """Every sample of one log, validated as it streams by (INS-ERRORS, INS-NO-RESULTS)."""
     threshold = _threshold(options.threshold)
+    harness.policy(options, "inspect")  # checks the value
+    errors: list[harness.HarnessError] = []
     header: LogHeader | None = None
     scorer = options.scorer
     scorer_seen = False
@@ -631,6 +634,15 @@ def log_items(path: str, options: AdapterOptions, semantics: InspectSemantics) -
         calls += len(found.calls)
         tool_messages += found.tool_messages
         samples += 1
+        message = harness_message(value)
+        if message is not None:  # INS-HARNESS: the sample errored
+            scored = scorer is not None and scorer in (value.get("scores") or {})
+            counted = scored if options.harness_errors is None else options.harness_errors == "failure"
+            key = rollout.condition
+            errors.append(harness.HarnessError(place, key, rollout.task_id, rollout.trial, message, counted))
+            if not counted:
+                continue
+            rollout = harness.counted_rollout(rollout, message, len(task.calls))
         yield LogItem(where, place, rollout, task)
     if header is not None and header.scorers == () and scorer is None:
         raise InputError(path, "the log has no scorer and no scores: its success Y cannot be read")
@@ -649,6 +661,19 @@ def log_items(path: str, options: AdapterOptions, semantics: InspectSemantics) -
             f"prefixexec: warning: {path}: none of its {samples} samples has a score from {scorer!r} "
             "(the log was not scored): Y = 0 for every sample (INS-UNSCORED)\n"
         )
+    harness.report("inspect", errors)
+
+
+def harness_message(sample: Mapping[str, Any]) -> str | None:
+    """What an errored sample's ``error`` says (INS-HARNESS): its message and, from its traceback,
+    where it was raised (HARNESS-WHERE); ``None`` for a sample without an error."""
+    error = sample.get("error")
+    if not isinstance(error, dict):
+        return None
+    text = harness.shorten(str(error.get("message") or "no message"), 200)
+    trace = error.get("traceback")
+    where = harness.traceback_summary(trace) if isinstance(trace, str) else None
+    return f"the sample errored{' ' + where if where else ''}: {text}"
 
 
 def sample_rollout(

@@ -35,7 +35,7 @@ ERROR_LABELS: Mapping[str, Label | None] = {
     "output_limit": Label.STATE_CONSISTENCY,
     "cancelled": Label.STATE_CONSISTENCY,
     "sandbox_unavailable": Label.STATE_CONSISTENCY,
-    "unknown": Label.STATE_CONSISTENCY,
+    "unknown": None,  # LABEL-UNMATCHED: inspect could not tell what kind of error it was
     "unicode_decode": None,
 }
 

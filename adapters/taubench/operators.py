@@ -63,6 +63,7 @@ def _gold_v1(record: Mapping[str, Any]) -> tuple[int, str, str | None]:
 def _audit_rollouts(paths: Sequence[str], options: AdapterOptions) -> tuple[list[_AuditRollout], list[str]]:
     """Every rollout of ``paths`` as the reader reads it, with its gold re-counted from the raw JSON."""
     rules = load_label_rules(options.label_rules, "taubench")
+    options = attrs.evolve(options, harness_errors="failure")  # every record, to pair with the raw JSON
     out: list[_AuditRollout] = []
     warnings: list[str] = []
     for path in paths:

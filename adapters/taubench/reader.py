@@ -22,12 +22,13 @@ import attrs
 
 from prefixexec.kernel import ConditionKey, Rollout, ToolCall, replay
 
+from .. import harness
 from ..errors import InputError, file_faults
 from ..labels import NO_RULES, LabelRules, load_label_rules
 from ..limits import read_stdin_document
 from ..records import STDIN, parse_json_line, unique_rollouts
 from ..shape import kind, need_dict, need_list, need_number, need_str, task_id, trial
-from .semantics import DOMAIN_ID_PREFIXES, TAU, Exchange, TauTask, shorten
+from .semantics import DOMAIN_ID_PREFIXES, TAU, Exchange, TauTask
 
 if TYPE_CHECKING:
     from .. import AdapterOptions
@@ -42,6 +43,8 @@ DEFAULT_METHOD_V1 = "tool-calling"
 DEFAULT_METHOD_TAU2 = "llm_agent"
 #: tau2 termination reasons under which the benchmark grades the rollout (TAU-SUCCESS).
 STOP_REASONS = frozenset({"user_stop", "agent_stop"})
+#: The tau2 termination reason of a simulation the harness lost (TAU-HARNESS): tau2's metrics drop it.
+INFRASTRUCTURE_ERROR = "infrastructure_error"
 
 # --- file names (TAU-DATASET, TAU-V1-NAME) ---------------------------------------------------------
 #: tau-bench v1 ``run.py`` checkpoint name (forks append other tails after the range):
@@ -575,10 +578,15 @@ class ReadRollout:
 
 @attrs.frozen(slots=True)
 class FileRead:
-    """One file's rollouts and its warnings (each one stderr line without the ``prefixexec:`` part)."""
+    """One file's rollouts and its warnings (each one stderr line without the ``prefixexec:`` part).
+
+    ``harness_errors`` lists the file's harness errors (TAU-HARNESS), counted or left out; the
+    left-out ones are not among ``rollouts``.
+    """
 
     rollouts: tuple[ReadRollout, ...]
     warnings: tuple[str, ...] = ()
+    harness_errors: tuple[harness.HarnessError, ...] = ()
 
 
 def _rollout(
@@ -645,9 +653,8 @@ def _read_v1(name: str, data: list[Any], options: AdapterOptions, rules: LabelRu
         policy = _policy_domain(traj)
         if policy is not None:
             domains.setdefault(policy, where)
-        if "error" in info and not traj:  # TAU-CRASH
-            reason = f"the run crashed before any action: {shorten(str(info['error']))}"
-            parsed.append((where, tid, number, None, reason, 0, reward == 1.0))
+        if "error" in info and not traj:  # TAU-CRASH: a harness error (TAU-HARNESS)
+            parsed.append((where, tid, number, None, crash_message(info), 0, reward == 1.0))
             continue
         task = need_dict(info.get("task"), where, "'info.task'")
         gold = gold_count_v1(task, where)
@@ -689,7 +696,9 @@ def _read_v1(name: str, data: list[Any], options: AdapterOptions, rules: LabelRu
             "or record gold actions of a tau-bench domain",
         )
     prefixes = DOMAIN_ID_PREFIXES.get(domain, ())
+    exclude = harness.policy(options, "taubench-v1") == "exclude"
     out: list[ReadRollout] = []
+    errors: list[harness.HarnessError] = []
     for where, tid, number, built, reason, gold, success in parsed:
         if built is None:
             task_ = TauTask((), False, reason, rules, prefixes)
@@ -699,8 +708,24 @@ def _read_v1(name: str, data: list[Any], options: AdapterOptions, rules: LabelRu
             task_ = TauTask(built.exchanges(), gold == 0, reason, rules, prefixes)
             calls, written = tuple(built.calls), tuple(built.text_calls)
         rollout = _rollout("v1", domain, model, method, tid, number, task_, calls, success, len(written))
+        if built is None:
+            errors.append(harness.HarnessError(where, rollout.condition, tid, number, reason, not exclude))
+            if exclude:
+                continue
+            rollout = harness.counted_rollout(rollout, reason, 0)
         out.append(ReadRollout(where, rollout, task_, calls, built is None, written))
-    return FileRead(tuple(out), tuple(warnings))
+    return FileRead(tuple(out), tuple(warnings), tuple(errors))
+
+
+def crash_message(info: Mapping[str, Any]) -> str:
+    """What a crashed v1 run's ``info`` says (TAU-CRASH): where the harness crashed, the error, and
+    that its trajectory was not recorded. Where comes from the traceback (HARNESS-WHERE): a crash
+    during ``env.step`` happened after the agent acted, so it is never called "before any action"."""
+    error = harness.shorten(str(info.get("error")), 200)
+    trace = info.get("traceback")
+    where = harness.traceback_summary(trace) if isinstance(trace, str) else None
+    place = f"the run crashed {where}" if where else "the run crashed"
+    return f"{place}: {error}; its trajectory was not recorded (traj: [])"
 
 
 def _read_tau2(name: str, data: dict[str, Any], options: AdapterOptions, rules: LabelRules) -> FileRead:
@@ -727,7 +752,9 @@ def _read_tau2(name: str, data: dict[str, Any], options: AdapterOptions, rules: 
             )
         return FileRead((), (f"{name}: no simulations, nothing read",))
     prefixes = DOMAIN_ID_PREFIXES.get(domain, ())
+    exclude = harness.policy(options, "tau2") == "exclude"
     out: list[ReadRollout] = []
+    errors: list[harness.HarnessError] = []
     unflagged = 0
     for index, raw in enumerate(simulations):
         sim = need_dict(raw, f"{name}: simulations[{index}]", "a simulation")
@@ -737,6 +764,11 @@ def _read_tau2(name: str, data: dict[str, Any], options: AdapterOptions, rules: 
         if tid not in gold:
             _fail(where, f"task {tid!r} is not in 'tasks'")
         termination = need_str(sim.get("termination_reason"), where, "'termination_reason'")
+        lost = termination == INFRASTRUCTURE_ERROR  # TAU-HARNESS
+        if lost and exclude:
+            key = ConditionKey(DATASET_PREFIX + domain, model, method)
+            errors.append(harness.HarnessError(where, key, tid, number, _lost_message(sim), False))
+            continue
         reward_info = sim.get("reward_info")
         if termination in STOP_REASONS:
             if reward_info is None:
@@ -758,6 +790,10 @@ def _read_tau2(name: str, data: dict[str, Any], options: AdapterOptions, rules: 
         task_ = TauTask(builder.exchanges(), gold[tid] == 0, reason, rules, prefixes)
         calls, written = tuple(builder.calls), tuple(builder.text_calls)
         rollout = _rollout("tau2", domain, model, method, tid, number, task_, calls, success, len(written))
+        if lost:
+            message = _lost_message(sim)
+            errors.append(harness.HarnessError(where, rollout.condition, tid, number, message, True))
+            rollout = harness.counted_rollout(rollout, message, len(calls))
         out.append(ReadRollout(where, rollout, task_, calls, False, written))
     warnings = (
         (
@@ -767,7 +803,16 @@ def _read_tau2(name: str, data: dict[str, Any], options: AdapterOptions, rules: 
         if unflagged
         else ()
     )
-    return FileRead(tuple(out), warnings)
+    return FileRead(tuple(out), warnings, tuple(errors))
+
+
+def _lost_message(sim: Mapping[str, Any]) -> str:
+    """A tau2 simulation that ended with ``infrastructure_error`` (TAU-HARNESS), with the error text
+    the simulation keeps, if any."""
+    info = sim.get("info")
+    detail = info.get("error") if isinstance(info, Mapping) else None
+    text = f": {harness.shorten(str(detail), 200)}" if detail else ""
+    return f"the simulation ended with termination_reason {INFRASTRUCTURE_ERROR}{text}"
 
 
 def read_data(name: str, data: Any, options: AdapterOptions, rules: LabelRules = NO_RULES) -> FileRead:
@@ -799,6 +844,7 @@ def read_file(path: str, options: AdapterOptions) -> list[tuple[str, Rollout]]:
     name, data = load(path)
     found = read_data(name, data, options, load_label_rules(options.label_rules, "taubench"))
     warn(found.warnings)
+    harness.report("taubench", found.harness_errors)
     return [(r.where, r.rollout) for r in found.rollouts]
 
 
@@ -812,15 +858,19 @@ def read_all(
     """
     rules = load_label_rules(options.label_rules, "taubench")
     warnings: list[str] = []
+    errors: list[harness.HarnessError] = []
 
     located: list[tuple[str, Rollout]] = []
     for path in paths:
         name, data = load(path)
         found = read_data(name, data, options, rules)
         warnings.extend(found.warnings)
+        errors.extend(found.harness_errors)
         if each is not None:
             each(name, data, found)
         located.extend((r.where, r.rollout) for r in found.rollouts)
+    if not located and errors:
+        raise harness.none_left(", ".join(paths), len(errors))
     rollouts = unique_rollouts(
         paths,
         located,
@@ -830,6 +880,7 @@ def read_all(
         ),
         "no rollouts found" + (" (every file is empty)" if warnings and paths else ""),
     )
+    harness.report("taubench", errors)
     return rollouts, tuple(warnings)
 
 
@@ -845,6 +896,7 @@ __all__ = [
     "DEFAULT_METHOD_TAU2",
     "DEFAULT_METHOD_V1",
     "DOMAIN_TOOLS",
+    "INFRASTRUCTURE_ERROR",
     "KNOWN_DOMAINS",
     "MODEL_FAMILIES",
     "STOP_REASONS",
@@ -852,6 +904,7 @@ __all__ = [
     "FileRead",
     "Naming",
     "ReadRollout",
+    "crash_message",
     "gold_count_tau2",
     "gold_count_v1",
     "load",

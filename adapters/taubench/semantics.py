@@ -218,7 +218,7 @@ def classify(
     rule that matches gives the only label (LABEL-RULES); otherwise every built-in family that
     matches (TAU-LABELS), ``not found`` being ``information`` when an identifier it is about never
     occurred in ``seen`` and ``dependency`` otherwise (TAU-ENTITY, TAU-ENTITY-NORM). A message
-    that matches no family is ``state_consistency``.
+    that matches no family is unlabelled (LABEL-UNMATCHED), its reason noting it.
     """
     masked = mask_arguments(message, arguments)
     for rule in rules.rules:
@@ -236,8 +236,7 @@ def classify(
                 label = Label.INFORMATION
                 note = f" [{invented[0]!r} never occurred earlier in the conversation]"
         labels.append(label)
-    if not labels:
-        labels.append(Label.STATE_CONSISTENCY)
+    if not labels:  # LABEL-UNMATCHED: unlabelled, the reason says so
         note = " [no label family matched]"
     return tuple(labels), note
 

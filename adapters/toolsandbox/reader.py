@@ -24,6 +24,7 @@ import attrs
 
 from prefixexec.kernel import ConditionKey, Rollout, ToolCall, replay
 
+from .. import harness
 from ..errors import InputError
 from ..labels import NO_RULES, LabelRules, load_label_rules
 from ..limits import DEEP, check_input_file
@@ -574,8 +575,10 @@ def read(paths: Sequence[str], options: AdapterOptions) -> list[Rollout]:
     """
     threshold = similarity_threshold(options.threshold)
     rules = load_label_rules(options.label_rules, "toolsandbox")
+    exclude = harness.policy(options, "toolsandbox") == "exclude"
     trials: dict[tuple[ConditionKey, str], int] = {}
     rollouts: list[Rollout] = []
+    lost: list[Rollout] = []
     for path in paths:
         directory = run_directory(path)
         key = ConditionKey(
@@ -584,10 +587,47 @@ def read(paths: Sequence[str], options: AdapterOptions) -> list[Rollout]:
         for run in read_scenarios(directory, rules):
             trial = trials.get((key, run.entry.name), 0)
             trials[(key, run.entry.name)] = trial + 1
-            rollouts.append(to_rollout(run, key, trial, threshold, directory))
+            rollout = to_rollout(run, key, trial, threshold, directory)
+            message = harness_message(run.entry)
+            if message is not None:  # TSB-HARNESS
+                rollout = harness.counted_rollout(rollout, message, len(run.scenario.calls))
+                if exclude:
+                    lost.append(rollout)
+                    continue
+            rollouts.append(rollout)
+    if options.by == "category":
+        rollouts, lost = split_by_category(rollouts), split_by_category(lost)
+    errors = [
+        harness.HarnessError(
+            str(r.meta["source"]), r.condition, r.task_id, r.trial, str(r.meta["harness_error"]), counted
+        )
+        for counted, group in ((True, rollouts), (False, lost))
+        for r in group
+        if "harness_error" in r.meta
+    ]
     if not rollouts:
+        if lost:
+            raise harness.none_left(", ".join(paths), len(lost))
         raise InputError(", ".join(paths) or "<no input>", "no scenarios found")
-    return split_by_category(rollouts) if options.by == "category" else rollouts
+    harness.report("toolsandbox", errors)
+    return rollouts
+
+
+def harness_message(entry: SummaryEntry) -> str | None:
+    """Why ToolSandbox itself aborted a scenario (TSB-HARNESS), or ``None`` when it did not.
+
+    Every ``exception_type`` but the ``KeyError`` of an unknown tool (TSB-ABORT, the agent's
+    doing) is the harness's: ToolSandbox caught it around the whole scenario and gave the scenario
+    similarity 0 (``tool_sandbox/cli/utils.py``).
+    """
+    if entry.exception_type is None or entry.exception_type == "KeyError":
+        return None
+    trace = entry.traceback or ""
+    where = harness.traceback_summary(trace)
+    last = next((line.strip() for line in reversed(trace.splitlines()) if line.strip()), "")
+    detail = f": {harness.shorten(last, 200)}" if last else ""
+    place = f" {where}" if where else ""
+    return f"ToolSandbox aborted the scenario with {entry.exception_type}{place}{detail}"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -70,9 +70,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--label-rules", metavar="FILE", help="TOML label rules (see `score --help`; spec LABEL-RULES)"
     )
     parser.add_argument(
+        "--harness-errors",
+        choices=("failure", "exclude"),
+        help="rollouts the harness lost: failed rollouts or left out (default: the benchmark's own "
+        "metric code; see `score --help`, spec HARNESS-DEFAULT)",
+    )
+    parser.add_argument(
         "--inference-errors",
         choices=("failure", "exclude"),
-        help="bfcl: inference-error entries are failed rollouts (default) or left out",
+        help="bfcl: the alias of --harness-errors for inference-error entries",
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
@@ -128,8 +134,9 @@ def exit_status(report: AuditReport) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.inference_errors is not None and args.adapter != "bfcl":
-        raise InputError("--inference-errors", f"only applies with --adapter bfcl, not {args.adapter!r}")
+    from prefixexec.cli import check_harness_errors
+
+    harness_errors, inference_errors = check_harness_errors(args)
     load_label_rules(args.label_rules, args.adapter)  # checks the file before any input is read
     options = AdapterOptions(
         model=args.model,
@@ -139,7 +146,8 @@ def run(args: argparse.Namespace) -> int:
         scorer=args.scorer,
         error_pattern=args.error_pattern,
         label_rules=args.label_rules,
-        inference_errors=args.inference_errors or "failure",
+        harness_errors=harness_errors,
+        inference_errors=inference_errors,
         extra={"seed": args.seed, "cross_check": args.cross_check},
     )
     function = find_audit(args.adapter)

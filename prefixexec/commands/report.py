@@ -97,8 +97,11 @@ def run(args: argparse.Namespace) -> int:
     if args.rollouts is not None:
         check_rollouts_path(args.rollouts)
     progress = Progress(2 + RENDER_STEPS + 1, enabled=not args.quiet, label="prefixexec report")
+    from prefixexec.adapters import harness
+
     progress.step("reading input")
-    rollouts = read_input(args)
+    with harness.collecting() as log:  # HARNESS-REPORT
+        rollouts = read_input(args)
     datasets = len({r.condition.dataset for r in rollouts})
     progress.total += datasets - 1
     settings = settings_of(args)
@@ -111,7 +114,10 @@ def run(args: argparse.Namespace) -> int:
         label_shares=args.label_shares,
         tex_compact=args.tex_compact,
     )
-    target, files = publish(args.out, rollouts, results, str(signature_of(args)), options, settings, progress)
+    found = log if args.adapter in harness.ADAPTERS else None
+    target, files = publish(
+        args.out, rollouts, results, str(signature_of(args)), options, settings, progress, harness=found
+    )
     if args.rollouts is not None:
         rollout_rows.write(args.rollouts, rollout_rows.rows(rollouts))
     sys.stdout.write(f"wrote {len(files)} files to {target}; open {target / 'report.html'}\n")

@@ -58,6 +58,23 @@ from .monitors import SCHEMA, schema_task
 
 #: Registry namespace of everything here (INSP-SCORER-REGISTRY).
 NAMESPACE = "prefixexec"
+
+
+def registered(name: str) -> str:
+    """The name to hand inspect's decorators so that an object is registered as ``prefixexec/<name>``.
+
+    inspect's scorer, metric and approver decorators (not its reducer's) prefix the name of an
+    object from an installed package with the package's name
+    (``registry_name``): from a wheel it gets ``name`` and makes it ``prefixexec/<name>``, where
+    ``prefixexec/<name>`` would become ``prefixexec/prefixexec/<name>``; from a checkout or an
+    editable install (no package found) it keeps the name as given (INSP-SCORER-REGISTRY).
+    """
+    full = f"{NAMESPACE}/{name}"
+    try:
+        from inspect_ai._util.registry import registry_name
+    except ImportError:  # pragma: no cover - an inspect_ai without this helper: the checkout's way
+        return full
+    return name if registry_name(registered, name) == full else full
 #: Keys of a score's value (INSP-SCORER-VALUE).
 VALUE_KEYS = ("T", "fed", "Y")
 
@@ -113,7 +130,7 @@ def rollout_arrays(scores: Sequence[SampleScore]) -> tuple[Any, Any, Any | None]
     return T, fed, Y
 
 
-@score_reducer(name=f"{NAMESPACE}/pool")
+@score_reducer(name=f"{NAMESPACE}/pool")  # inspect keeps a reducer's name as given (no package prefix)
 def pool() -> ScoreReducer:
     """Keep every epoch's rollout: the metadata ``rollouts`` of all epochs, joined (INSP-SCORER-EPOCHS).
 
@@ -139,7 +156,7 @@ def as_float(value: Fraction | int | None) -> float:
     return float("nan") if value is None else float(value)
 
 
-@metric(name=f"{NAMESPACE}/ter")
+@metric(name=registered("ter"))
 def ter() -> Metric:
     """TER (Eq. (8)): the fraction of samples executable to their end."""
 
@@ -150,7 +167,7 @@ def ter() -> Metric:
     return compute
 
 
-@metric(name=f"{NAMESPACE}/auc_pec")
+@metric(name=registered("auc_pec"))
 def auc_pec() -> Metric:
     """AUC-PEC (Eq. (11)): the mean of (FED - 1) / T."""
 
@@ -161,7 +178,7 @@ def auc_pec() -> Metric:
     return compute
 
 
-@metric(name=f"{NAMESPACE}/mean_fed")
+@metric(name=registered("mean_fed"))
 def mean_fed() -> Metric:
     """Mean first-error depth."""
 
@@ -172,7 +189,7 @@ def mean_fed() -> Metric:
     return compute
 
 
-@metric(name=f"{NAMESPACE}/rr")
+@metric(name=registered("rr"))
 def rr() -> Metric:
     """RR (Eq. (9)): successes among samples with a first error; NaN when undefined or Y unknown."""
 
@@ -183,7 +200,7 @@ def rr() -> Metric:
     return compute
 
 
-@metric(name=f"{NAMESPACE}/rr_eligible")
+@metric(name=registered("rr_eligible"))
 def rr_eligible() -> Metric:
     """RR-Eligible (Eq. (9)'s denominator): the number of samples with a first error."""
 
@@ -197,7 +214,7 @@ def rr_eligible() -> Metric:
 METRICS = (ter, auc_pec, mean_fed, rr, rr_eligible)
 
 
-@scorer(metrics=[m() for m in METRICS], name=f"{NAMESPACE}/prefix_executability")
+@scorer(metrics=[m() for m in METRICS], name=registered("prefix_executability"))
 def prefix_executability(
     success: str | None = None, threshold: float = DEFAULT_THRESHOLD, label_rules: str | None = None
 ) -> Scorer:
@@ -255,7 +272,7 @@ def schema_check(call: InspectToolCall, tools: Sequence[Mapping[str, Any]]) -> V
     return PrefixMonitor(SCHEMA, schema_task(tools)).check(ToolCall(call.function, arguments, call.id))
 
 
-@approver(name=f"{NAMESPACE}/schema_approver")
+@approver(name=registered("schema_approver"))
 def schema_approver() -> Approver:
     """Reject a call that is not executable at the schema level (INSP-APPROVER).
 
@@ -293,6 +310,7 @@ __all__ = [
     "offered_tools",
     "pool",
     "prefix_executability",
+    "registered",
     "rollout_arrays",
     "rr",
     "rr_eligible",

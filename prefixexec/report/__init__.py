@@ -13,6 +13,7 @@ from typing import Any
 
 from prefixexec.adapters import InputError
 from prefixexec.adapters.files import atomic_path
+from prefixexec.adapters.harness import HarnessLog
 from prefixexec.inference import ConditionResult, evaluate
 from prefixexec.kernel import Rollout
 from prefixexec.kernel.bootstrap import BootstrapSettings
@@ -154,10 +155,11 @@ def publish(
     settings: BootstrapSettings | None,
     progress: Progress,
     extra: Mapping[str, bytes] | None = None,
+    harness: HarnessLog | None = None,
 ) -> tuple[Path, dict[str, bytes]]:
     """Build, render and write a report folder: the last steps of ``report`` and ``demo``."""
     boot = None if settings is None else (settings.B, settings.seed, settings.level)
-    report = build_report(rollouts, results, signature, options, boot)
+    report = build_report(rollouts, results, signature, options, boot, harness)
     files = render_files(report, progress, extra)
     progress.step("writing files")
     target = write_files(out, files)

@@ -298,6 +298,9 @@ def report_html(
     if o.note:
         out.append(f'<p class="note" id="note">{escape(o.note)}</p>')
     out.append(f'<p>Signature: <code id="signature">{escape(report.signature)}</code></p>')
+    lines = report.harness_lines()  # HARNESS-REPORT
+    if lines:
+        out.append(f'<p class="caption" id="harness-errors">{"<br>".join(escape(t) for t in lines)}</p>')
     out.append("<h2>Prefix-level metrics</h2>")
     out += [_table(main_table(b, report), f"main-{i}") for i, b in enumerate(report.blocks)]
     out += [

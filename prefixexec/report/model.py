@@ -17,6 +17,7 @@ from types import MappingProxyType
 
 import attrs
 
+from prefixexec.adapters.harness import HarnessLog
 from prefixexec.inference import ConditionResult
 from prefixexec.kernel import LABEL_KEYS, ConditionKey, ConditionMetrics, Rollout
 from prefixexec.scoring import half_up
@@ -129,6 +130,16 @@ class Report:
     bootstrap: tuple[int, int, float] | None = None
     #: The rollouts, in input order: the evidence of the drill-down (OUT-ROLLOUTS, REP-DRILL).
     rollouts: tuple[Rollout, ...] = attrs.field(default=(), converter=_rollout_tuple, eq=False, repr=False)
+    #: The harness errors read (HARNESS-REPORT); ``None`` for an adapter that records none.
+    harness: HarnessLog | None = attrs.field(default=None, eq=False, repr=False)
+
+    def harness_lines(self) -> list[str]:
+        """The harness errors per condition, one line each (as under ``score``'s table)."""
+        if self.harness is None:
+            return []
+        from prefixexec.adapters.harness import footer_lines
+
+        return footer_lines(self.harness, {row.result.key: row.result.metrics.N for row in self.rows})
 
     @property
     def rows(self) -> tuple[Row, ...]:
@@ -161,6 +172,7 @@ def build_report(
     signature: str,
     options: ReportOptions,
     bootstrap: tuple[int, int, float] | None = None,
+    harness: HarnessLog | None = None,
 ) -> Report:
     """Arrange scored conditions into dataset x model blocks (sorted), with their costs."""
     costs = condition_costs(rollouts)
@@ -185,6 +197,7 @@ def build_report(
         cost_fields=present,
         bootstrap=bootstrap,
         rollouts=tuple(rollouts),
+        harness=harness,
     )
 
 

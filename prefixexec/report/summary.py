@@ -36,7 +36,7 @@ def _pair(interval: tuple[float, float] | None) -> list[float] | None:
 def summary_document(report: Report, files: Sequence[str]) -> dict[str, Any]:
     """The summary document of ``report``; ``files`` lists every file of the report folder."""
     # The condition objects of `score --json` (its signature field is not used: ours is below).
-    base = score_document([row.result for row in report.rows], Signature())
+    base = score_document([row.result for row in report.rows], Signature(), report.harness)
     conditions: list[dict[str, Any]] = []
     by_key = {(c["dataset"], c["model"], c["method"]): c for c in base["conditions"]}
     for block in report.blocks:
@@ -97,4 +97,5 @@ def summary_document(report: Report, files: Sequence[str]) -> dict[str, Any]:
         ],
         "files": list(files),
         "conditions": conditions,
+        **({"harness_errors": base["harness_errors"]} if "harness_errors" in base else {}),
     }

@@ -104,7 +104,9 @@ def _md_document(title: str, report: Report, tables: Iterable[Table], captions: 
     lines += _note_lines_md(report)
     for table in tables:
         lines += _md_block(table)
-    lines += [*captions, "", f"signature: `{report.signature}`"]
+    lines += [*captions, ""]
+    lines += [f"{line}  " for line in report.harness_lines()]  # HARNESS-REPORT
+    lines += [f"signature: `{report.signature}`"]
     return "\n".join(lines) + "\n"
 
 
