@@ -146,6 +146,19 @@ def _add_compare(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "name; each other condition is paired with the baseline condition that shares its other keys, "
         "on the tasks both have",
     )
+    compare.add_argument(
+        "--match",
+        metavar="task_id[,KEY...]",
+        help="what a condition shares with its baseline condition: task_id only (the other keys free, "
+        "e.g. one model run by two harnesses), or with dataset, model or method (default: the two "
+        "keys other than the baseline's; CMP-MATCH)",
+    )
+    compare.add_argument(
+        "--adjust",
+        choices=("holm", "none"),
+        default="holm",
+        help="adjust the p-values of each metric over the comparisons (default holm; CMP-HOLM)",
+    )
     add_adapter_options(compare)
     add_bootstrap_options(compare, allow_unpaired=False)
     compare.add_argument("--json", action="store_true", help="print JSON instead of the table")
@@ -519,9 +532,12 @@ def _compare(args: argparse.Namespace) -> int:
         accumulators, rollouts = read_scored_input(args)
         signature = signature_of(args)
         step(f"paired bootstrap ({args.bootstrap} resamples)")
-        comparisons, skipped = compare_conditions(accumulators, settings_of(args), args.baseline, args.level)
+        comparisons, skipped = compare_conditions(
+            accumulators, settings_of(args), args.baseline, args.level, args.match, args.adjust
+        )
     if args.json:
-        text = dumps({"signature": str(signature), "comparisons": comparisons, "skipped": skipped})
+        document = {"signature": str(signature), "comparisons": comparisons, "skipped": skipped}
+        text = dumps({**document, "adjust": args.adjust})
     else:
         text = format_comparisons(comparisons, skipped, str(signature))
     _write(text, args.output)
