@@ -10,6 +10,7 @@ from the raw JSON: a simulation is fully executable iff none of its tool message
 
 from __future__ import annotations
 
+import itertools
 import json
 from fractions import Fraction
 from pathlib import Path
@@ -94,7 +95,7 @@ def test_holm_laws(ps: list[float | None]) -> None:
     for p, a in defined:
         assert a is not None and p <= a <= 1
     order = sorted(defined, key=lambda pa: pa[0])
-    assert all(x[1] <= y[1] for x, y in zip(order, order[1:], strict=False))  # monotone
+    assert all(x[1] <= y[1] for x, y in itertools.pairwise(order))  # monotone
 
 
 @pytest.mark.spec("CMP-HOLM")
@@ -117,8 +118,8 @@ def _records(path: Path, rows: dict[str, dict[str, tuple[int, int, bool]]], tria
     for model, tasks in rows.items():
         for task, (T, fed, y) in tasks.items():
             for trial in range(trials):
-                lines.append(json.dumps({"dataset": "d", "model": model, "method": "react", "task_id": task,
-                                         "trial": trial, "success": y, "outcome": {"T": T, "fed": fed}}))  # fmt: skip
+                row = {"dataset": "d", "model": model, "method": "react", "task_id": task, "trial": trial}
+                lines.append(json.dumps({**row, "success": y, "outcome": {"T": T, "fed": fed}}))
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 
@@ -264,7 +265,8 @@ def test_real_retail_runs_against_an_independent_count(capsys: pytest.CaptureFix
         assert test["p_value"] == pytest.approx(p, rel=1e-12)
         assert test["p_adjusted"] == test["p_value"]  # one comparison: Holm changes nothing
     assert c["shared_tasks"] == 40 and c["warnings"] == []
-    code = main(["compare", str(GPT41), str(FT), "--baseline", "model=gpt-4.1", "--bootstrap", "0", "--quiet"])
+    code = main(["compare", str(GPT41), str(FT), "--baseline", "model=gpt-4.1", "--bootstrap", "0",
+                 "--quiet"])  # fmt: skip
     out = capsys.readouterr().out
     b, cc, _ = expected["fully_executable"]
     assert code == 0 and "exact McNemar tests" in out and f"{b}/{cc} p=" in out
