@@ -43,6 +43,7 @@ ADAPTER_OPTIONS = (
     "by",
     "label_rules",
     "inference_errors",
+    "unit",
 )
 #: Metrics with a bootstrap distribution (:func:`bootstrap`).
 BOOTSTRAP_METRICS = ("TER", "AUC_PEC", "mean_FED", "success", "RR")

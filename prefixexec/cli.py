@@ -214,6 +214,13 @@ def add_adapter_options(parser: argparse.ArgumentParser) -> None:
         "@FILE (one per line); repeatable (spec OUT-SELECT)",
     )
     parser.add_argument(
+        "--unit",
+        choices=("call", "turn"),
+        default=None,
+        help="step of a prefix: call (one per tool call, default) or turn (one per user turn, executable "
+        "when every call in it is; bfcl, chat, inspect, taubench; spec TURN-UNIT)",
+    )
+    parser.add_argument(
         "--max-line-bytes",
         type=_positive_int,
         metavar="N",
@@ -396,6 +403,8 @@ def signature_options(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
         found.append(("label-rules", file_digest(rules)))
     if args.adapter == "bfcl":
         found.append(("inference-errors", getattr(args, "inference_errors", None) or "failure"))
+    if getattr(args, "unit", None) == "turn":
+        found.append(("unit", "turn"))
     return tuple(found)
 
 
@@ -425,6 +434,10 @@ def adapter_options(args: argparse.Namespace) -> AdapterOptions:
     check_option_effect(args)
     if args.by is not None and args.adapter != "toolsandbox":
         raise InputError("--by", f"only the toolsandbox adapter splits by {args.by}, not {args.adapter!r}")
+    if getattr(args, "unit", None) is not None:  # TURN-UNIT: before any input is read
+        from prefixexec.adapters.turns import check_unit
+
+        check_unit(args.unit, args.adapter)
     inference_errors = getattr(args, "inference_errors", None)
     if inference_errors is not None and args.adapter != "bfcl":
         raise InputError("--inference-errors", f"only applies with --adapter bfcl, not {args.adapter!r}")
@@ -443,6 +456,7 @@ def adapter_options(args: argparse.Namespace) -> AdapterOptions:
         by=args.by,
         label_rules=label_rules,
         inference_errors=inference_errors or "failure",
+        unit=getattr(args, "unit", None) or "call",
     )
 
 

@@ -91,6 +91,8 @@ def failing_json(rollout: Rollout) -> dict[str, Any] | None:
     if outcome.fully_executable:
         return None
     failing = outcome.failing
+    if failing is None and rollout.meta.get("unit") == "turn":
+        return _failing_turn(rollout)
     if failing is None:
         # An outcome recorded without its actions: only the position is known.
         return {"position": outcome.fed, "kind": "unknown", "tool": None, "arguments": None}
@@ -98,6 +100,18 @@ def failing_json(rollout: Rollout) -> dict[str, Any] | None:
     text = rollout.meta.get("failing_text")
     if isinstance(text, str):
         out["text"] = text
+    return out
+
+
+def _failing_turn(rollout: Rollout) -> dict[str, Any]:
+    """TURN-UNIT: the failing turn, with the first non-executable call in it (``call``)."""
+    out: dict[str, Any] = {"position": rollout.outcome.fed, "kind": "turn", "turn": rollout.outcome.fed}
+    actions, fed = rollout.meta.get("call_actions"), rollout.meta.get("call_fed")
+    if isinstance(actions, tuple) and isinstance(fed, int) and 0 < fed <= len(actions):
+        out["call"] = action_json(actions[fed - 1], fed, _turns(rollout))
+        text = rollout.meta.get("failing_text")
+        if isinstance(text, str):
+            out["call"]["text"] = text
     return out
 
 
