@@ -104,14 +104,17 @@ def failing_json(rollout: Rollout) -> dict[str, Any] | None:
 
 
 def _failing_turn(rollout: Rollout) -> dict[str, Any]:
-    """TURN-UNIT: the failing turn, with the first non-executable call in it (``call``)."""
-    out: dict[str, Any] = {"position": rollout.outcome.fed, "kind": "turn", "turn": rollout.outcome.fed}
+    """TURN-UNIT: the failing turn, with the first non-executable call in it (``call``; its
+    ``tool`` and ``arguments`` also at the top, as for a call)."""
+    turn = rollout.outcome.fed
+    out: dict[str, Any] = {"position": turn, "kind": "turn", "turn": turn, "tool": None, "arguments": None}
     actions, fed = rollout.meta.get("call_actions"), rollout.meta.get("call_fed")
     if isinstance(actions, tuple) and isinstance(fed, int) and 0 < fed <= len(actions):
-        out["call"] = action_json(actions[fed - 1], fed, _turns(rollout))
+        call = action_json(actions[fed - 1], fed, _turns(rollout))
         text = rollout.meta.get("failing_text")
         if isinstance(text, str):
-            out["call"]["text"] = text
+            call["text"] = text
+        out.update(tool=call["tool"], arguments=call["arguments"], call=call)
     return out
 
 

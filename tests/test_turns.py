@@ -16,9 +16,11 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from test_rollouts import SCHEMA
 from test_taubench_real import AIRLINE_V1, TELECOM, oracle_tau2, oracle_v1
 
 import prefixexec
@@ -272,9 +274,12 @@ def test_rows_name_the_failing_turn_and_its_call(tmp_path: Path, capsys: pytest.
     rows = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     failing = [r for r in rows if not r["executable"]]
     assert len(failing) == 8  # 40 - 32 fully executable (independent count above)
+    for r in rows:
+        jsonschema.validate(r, SCHEMA)  # OUT-ROLLOUTS' schema holds the turn rows too
     for r in failing:
         f = r["failing"]
         assert f["kind"] == "turn" and f["turn"] == f["position"] == r["fed"]
+        assert (f["tool"], f["arguments"]) == (f["call"]["tool"], f["call"]["arguments"])
         assert f["call"]["kind"] == "tool_call" and f["call"]["turn"] == r["fed"]
         assert r["reason"].startswith(f"turn {r['fed']} (call {f['call']['position']} of ")
     assert "unit=turn" in capsys.readouterr().out
