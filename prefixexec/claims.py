@@ -182,8 +182,9 @@ def detect_format(path: str, text: str) -> str | None:
 
 
 def _percent(where: str, value: Any) -> tuple[Fraction, str, Fraction]:
-    """A percentage from JSON: (proportion, text, tolerance as a proportion): half a unit of the
-    last digit of the number as written (Python's shortest round-trip form of the double)."""
+    """A percentage from JSON: (proportion, text, tolerance as a proportion). The proportion is the
+    decimal as written (Python's shortest round-trip form of the double: ``84.2`` is 842/1000, not
+    the double nearest to it), the tolerance half a unit of its last digit."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise InputError(where, f"expected a percentage from 0 to 100, or null, got {json.dumps(value)}")
     if not 0 <= value <= 100:
@@ -192,7 +193,7 @@ def _percent(where: str, value: Any) -> tuple[Fraction, str, Fraction]:
     exponent = Decimal(text).as_tuple().exponent
     assert isinstance(exponent, int)  # finite
     half = Fraction(10) ** exponent / 2 / 100
-    return Fraction(value) / 100, text, max(half, FLOAT_NOISE)
+    return Fraction(text) / 100, text, max(half, FLOAT_NOISE)  # the decimal as written, not the double
 
 
 def _notes(doc: Mapping[str, Any]) -> tuple[str, ...]:
