@@ -348,7 +348,7 @@ def test_a_claim_is_the_decimal_as_written() -> None:
     # 3/32 = 9.375% printed with two decimals is 9.38, half a unit away; the double nearest 9.38
     # lies above 9.38 and would put 3/32 just outside (found by the property test above)
     value, text, tol = _percent("x", 9.38)
-    assert (value, text, tol) == (Fraction(938, 10000) / 100, "9.38", Fraction(1, 200) / 100)
+    assert (value, text, tol) == (Fraction(938, 10000), "9.38", Fraction(1, 20000))
     assert abs(Fraction(3, 32) - value) == tol
 
 
