@@ -74,6 +74,9 @@ class AdapterOptions:
     #: BFCL's ``--inference-errors``, the alias of ``harness_errors`` for its inference errors.
     inference_errors: str | None = None
     extra: Mapping[str, object] = attrs.field(factory=dict)
+    #: ``--unit``: ``"call"`` (one step per call, the paper's) or ``"turn"`` (one per user turn,
+    #: TURN-UNIT), applied by the readers of :data:`ADAPTERS`.
+    unit: str = "call"
 
 
 @attrs.frozen(slots=True)
@@ -158,19 +161,28 @@ ADAPTERS: dict[str, AdapterInfo] = {
 }
 
 
-def _checked(read: Callable[[Sequence[str], AdapterOptions], list[Rollout]]) -> Callable[
-    [Sequence[str], AdapterOptions], list[Rollout]
-]:
+def _checked(
+    read: Callable[[Sequence[str], AdapterOptions], list[Rollout]], name: str = ""
+) -> Callable[[Sequence[str], AdapterOptions], list[Rollout]]:
     """``read`` with the input paths checked first and its rollouts checked after (HOSTILE-ROLLOUT,
-    HOSTILE-DEVICE): every adapter's output passes the same bounds as records."""
+    HOSTILE-DEVICE): every adapter's output passes the same bounds as records. With
+    ``options.unit == "turn"`` the rollouts are turned into turn-level ones first (TURN-UNIT)."""
 
     def checked(paths: Sequence[str], options: AdapterOptions) -> list[Rollout]:
         from . import limits  # imported on first use, like every adapter module
 
+        if options.unit != "call":
+            from .turns import check_unit
+
+            check_unit(options.unit, name)
         for path in paths:
             if path != "-":
                 limits.check_input_file(path)
         rollouts = read(paths, options)
+        if options.unit == "turn":
+            from .turns import turn_rollouts
+
+            rollouts = turn_rollouts(rollouts, name)
         limits.check_rollouts(rollouts)
         limits.check_cells(rollouts)
         return limits.escaped_reasons(rollouts)
@@ -178,6 +190,6 @@ def _checked(read: Callable[[Sequence[str], AdapterOptions], list[Rollout]]) -> 
     return checked
 
 
-ADAPTERS = {name: attrs.evolve(info, read=_checked(info.read)) for name, info in ADAPTERS.items()}
+ADAPTERS = {name: attrs.evolve(info, read=_checked(info.read, name)) for name, info in ADAPTERS.items()}
 
 __all__ = ["ADAPTERS", "AdapterInfo", "AdapterOptions", "InputError", "records"]

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from prefixexec.adapters import AdapterOptions
     from prefixexec.inference import ConditionResult
     from prefixexec.kernel import ConditionMetrics, Rollout
+    from prefixexec.kernel.bootstrap import BootstrapSettings
     from prefixexec.kernel.estimators import Decomposition
 
 IntArray = npt.NDArray[np.int64]
@@ -43,6 +44,7 @@ ADAPTER_OPTIONS = (
     "label_rules",
     "harness_errors",
     "inference_errors",
+    "unit",
 )
 #: Metrics with a bootstrap distribution (:func:`bootstrap`).
 BOOTSTRAP_METRICS = ("TER", "AUC_PEC", "mean_FED", "success", "RR")
@@ -667,6 +669,30 @@ def _rollouts_of(source: Source, adapter: str, options: Mapping[str, object]) ->
     return name, ADAPTERS[name].read(files, adapter_options(name, files, **options))
 
 
+def _settings_and_rollouts(
+    source: Source,
+    adapter: str,
+    options: Mapping[str, object],
+    bootstrap: int,
+    seed: int,
+    level: float,
+    select: Sequence[str] | str | None,
+) -> tuple[BootstrapSettings | None, str, list[Rollout]]:
+    """The bootstrap settings (``None``: intervals off), the adapter name and the selected rollouts
+    of ``source``, checked as :func:`score` checks them."""
+    from prefixexec.kernel.bootstrap import BootstrapSettings
+    from prefixexec.selection import parse
+    from prefixexec.selection import select as select_rollouts
+
+    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 0:
+        raise ValueError(f"'bootstrap' must be an integer >= 0: {bootstrap!r}")
+    settings = None if bootstrap == 0 else BootstrapSettings(B=bootstrap, seed=seed, level=level)
+    name, rollouts = _rollouts_of(source, adapter, options)
+    if select is not None:
+        rollouts = select_rollouts(rollouts, parse([select] if isinstance(select, str) else list(select)))
+    return settings, name, rollouts
+
+
 def score(
     source: Source,
     *,
@@ -688,20 +714,14 @@ def score(
     from prefixexec.cli import signature_options
     from prefixexec.inference import evaluate_accumulators, score_document
     from prefixexec.kernel.accumulator import AccumulatorSet
-    from prefixexec.kernel.bootstrap import BootstrapSettings
-    from prefixexec.selection import parse
-    from prefixexec.selection import select as select_rollouts
     from prefixexec.signature import Signature
 
-    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 0:
-        raise ValueError(f"'bootstrap' must be an integer >= 0: {bootstrap!r}")
     from prefixexec.adapters import harness
 
-    settings = None if bootstrap == 0 else BootstrapSettings(B=bootstrap, seed=seed, level=level)
     with harness.collecting() as log:  # HARNESS-REPORT, as `score` counts them
-        name, rollouts = _rollouts_of(source, adapter, adapter_options)
-    if select is not None:
-        rollouts = select_rollouts(rollouts, parse([select] if isinstance(select, str) else list(select)))
+        settings, name, rollouts = _settings_and_rollouts(
+            source, adapter, adapter_options, bootstrap, seed, level, select
+        )
     results = evaluate_accumulators(AccumulatorSet.from_rollouts(rollouts), settings, paired=not unpaired)
     signature = Signature(
         adapter=name,
@@ -715,6 +735,60 @@ def score(
     return Scores(tuple(Condition.of(r) for r in results), tuple(rollouts), str(signature), document)
 
 
+def _signature(name: str, options: Mapping[str, object], bootstrap: int, seed: int, level: float) -> str:
+    from prefixexec.cli import signature_options
+    from prefixexec.signature import Signature
+
+    return str(
+        Signature(
+            adapter=name,
+            adapter_options=signature_options(_namespace(name, [], options)),
+            bootstrap=bootstrap,
+            seed=seed,
+            level=level,
+            paired=True,
+        )
+    )
+
+
+def compare(
+    source: Source,
+    *,
+    baseline: str,
+    match: str | None = None,
+    adjust: str = "holm",
+    adapter: str = "auto",
+    bootstrap: int = 10_000,
+    seed: int = 0,
+    level: float = 0.95,
+    select: Sequence[str] | str | None = None,
+    **adapter_options: object,
+) -> dict[str, Any]:
+    """API-COMPARE: the ``prefixexec compare --json`` document of ``source`` (CMP-BASELINE,
+    CMP-MATCH, CMP-MCNEMAR, CMP-HOLM, CMP-FEW-TASKS), as a dict equal to the command's JSON.
+
+    ``baseline`` is ``KEY=VALUE`` (or a method name); ``match`` is ``task_id[,KEY...]``; the
+    other arguments are :func:`score`'s. Bad input raises :class:`prefixexec.InputError`.
+    """
+    from prefixexec.inference import compare_conditions
+    from prefixexec.kernel.accumulator import AccumulatorSet
+
+    settings, name, rollouts = _settings_and_rollouts(
+        source, adapter, adapter_options, bootstrap, seed, level, select
+    )
+    comparisons, skipped = compare_conditions(
+        AccumulatorSet.from_rollouts(rollouts), settings, baseline, level, match, adjust
+    )
+    document = {
+        "signature": _signature(name, adapter_options, bootstrap, seed, level),
+        "comparisons": comparisons,
+        "skipped": skipped,
+        "adjust": adjust,
+    }
+    loaded: dict[str, Any] = json.loads(json.dumps(document, allow_nan=False))
+    return loaded
+
+
 __all__ = [
     "BootstrapResult",
     "Condition",
@@ -722,6 +796,7 @@ __all__ = [
     "Interval",
     "Scores",
     "bootstrap",
+    "compare",
     "from_records",
     "metrics",
     "read",

@@ -152,6 +152,19 @@ def _add_compare(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "name; each other condition is paired with the baseline condition that shares its other keys, "
         "on the tasks both have",
     )
+    compare.add_argument(
+        "--match",
+        metavar="task_id[,KEY...]",
+        help="what a condition shares with its baseline condition: task_id only (the other keys free, "
+        "e.g. one model run by two harnesses), or with dataset, model or method (default: the two "
+        "keys other than the baseline's; CMP-MATCH)",
+    )
+    compare.add_argument(
+        "--adjust",
+        choices=("holm", "none"),
+        default="holm",
+        help="adjust the p-values of each metric over the comparisons (default holm; CMP-HOLM)",
+    )
     add_adapter_options(compare)
     add_bootstrap_options(compare, allow_unpaired=False)
     compare.add_argument("--json", action="store_true", help="print JSON instead of the table")
@@ -225,6 +238,13 @@ def add_adapter_options(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="traces: the gen_ai.evaluation.name or attribute that gives success (default: success; "
         "@ok: a trace whose root spans did not fail; spec TRACE-SUCCESS)",
+    )
+    parser.add_argument(
+        "--unit",
+        choices=("call", "turn"),
+        default=None,
+        help="step of a prefix: call (one per tool call, default) or turn (one per user turn, executable "
+        "when every call in it is; bfcl, chat, inspect, taubench; spec TURN-UNIT)",
     )
     parser.add_argument(
         "--max-line-bytes",
@@ -420,6 +440,8 @@ def signature_options(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
     if args.adapter in harness.ADAPTERS:  # HARNESS-SIGNATURE: the choice, or the benchmark's default
         chosen = getattr(args, "harness_errors", None) or getattr(args, "inference_errors", None)
         found.append(("harness-errors", chosen or harness.SIGNATURE_DEFAULTS[args.adapter]))
+    if getattr(args, "unit", None) == "turn":
+        found.append(("unit", "turn"))
     return tuple(found)
 
 
@@ -449,6 +471,10 @@ def adapter_options(args: argparse.Namespace) -> AdapterOptions:
     check_option_effect(args)
     if args.by is not None and args.adapter != "toolsandbox":
         raise InputError("--by", f"only the toolsandbox adapter splits by {args.by}, not {args.adapter!r}")
+    if getattr(args, "unit", None) is not None:  # TURN-UNIT: before any input is read
+        from prefixexec.adapters.turns import check_unit
+
+        check_unit(args.unit, args.adapter)
     harness_errors, inference_errors = check_harness_errors(args)
     label_rules = getattr(args, "label_rules", None)
     if label_rules is not None:
@@ -472,6 +498,7 @@ def adapter_options(args: argparse.Namespace) -> AdapterOptions:
         label_rules=label_rules,
         harness_errors=harness_errors,
         inference_errors=inference_errors,
+        unit=getattr(args, "unit", None) or "call",
     )
 
 
@@ -595,9 +622,12 @@ def _compare(args: argparse.Namespace) -> int:
         accumulators, rollouts = read_scored_input(args)
         signature = signature_of(args)
         step(f"paired bootstrap ({args.bootstrap} resamples)")
-        comparisons, skipped = compare_conditions(accumulators, settings_of(args), args.baseline, args.level)
+        comparisons, skipped = compare_conditions(
+            accumulators, settings_of(args), args.baseline, args.level, args.match, args.adjust
+        )
     if args.json:
-        text = dumps({"signature": str(signature), "comparisons": comparisons, "skipped": skipped})
+        document = {"signature": str(signature), "comparisons": comparisons, "skipped": skipped}
+        text = dumps({**document, "adjust": args.adjust})
     else:
         text = format_comparisons(comparisons, skipped, str(signature))
     _write(text, args.output)

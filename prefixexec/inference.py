@@ -353,6 +353,8 @@ def compare_conditions(
     settings: BootstrapSettings | None,
     baseline: str,
     level: float,
+    match: str | None = None,
+    adjust: str = "holm",
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """CMP-BASELINE: every condition against its baseline condition, on their shared tasks.
 
@@ -362,14 +364,33 @@ def compare_conditions(
     those tasks and their paired replicates come from one resample draw over them (BOOT-DRAW,
     seed as given), so that the difference's interval (BOOT-COMPARE) and p-value (CMP-PVALUE) are
     paired. Returns the comparisons and what could not be compared, with why.
+
+    ``match`` (CMP-MATCH): the keys a condition must share with its baseline condition besides
+    the task ids, as ``task_id[,KEY...]``; by default the two keys other than KEY. Each comparison
+    also carries the exact McNemar tests of success and full executability (CMP-MCNEMAR), p-values
+    adjusted over the comparisons by ``adjust`` (``holm`` or ``none``, CMP-HOLM), and a warning
+    when fewer than :data:`FEW_TASKS` tasks are shared (CMP-FEW-TASKS).
     """
     key_name, value = parse_baseline(baseline)
+    matched = parse_match(match, key_name)
+    if adjust not in ADJUSTMENTS:
+        raise InputError("--adjust", f"expected one of {', '.join(ADJUSTMENTS)}, got {adjust!r}")
     accs = accumulators.as_dict()
 
     def others(k: ConditionKey) -> tuple[str, ...]:
-        return tuple(getattr(k, n) for n in BASELINE_KEYS if n != key_name)
+        return tuple(getattr(k, n) for n in matched)
 
-    bases = {others(k): k for k in accs if getattr(k, key_name) == value}
+    bases: dict[tuple[str, ...], ConditionKey] = {}
+    for k in accs:
+        if getattr(k, key_name) == value:
+            if others(k) in bases:
+                raise InputError(
+                    "--match",
+                    f"baseline conditions {_key_text(bases[others(k)])} and {_key_text(k)} share "
+                    f"{', '.join(('task_id', *matched))}: which one is the baseline? (match more keys, "
+                    "or --select one)",
+                )
+            bases[others(k)] = k
     if not bases:
         known = sorted({getattr(k, key_name) for k in accs})
         raise InputError(
@@ -383,7 +404,8 @@ def compare_conditions(
         b = bases.get(others(k))
         name = f"{k.dataset} / {k.model} / {k.method}"
         if b is None:
-            skipped.append(f"{name} (no condition with {key_name} {value!r} and the same other keys)")
+            same = "the same other keys" if match is None else f"the same {', '.join(matched)}"
+            skipped.append(f"{name} (no condition with {key_name} {value!r} and {same})")
             continue
         shared = sorted(set(acc.tasks) & set(accs[b].tasks))
         if not shared:
@@ -408,8 +430,121 @@ def compare_conditions(
         entry["shared_tasks"] = len(shared)
         entry["tasks"] = len(acc.tasks)
         entry["baseline_tasks"] = len(accs[b].tasks)
+        entry["match"] = ["task_id", *matched]
+        entry["mcnemar"], entry["mcnemar_note"] = mcnemar_tests(a_sub, b_sub)
+        entry["warnings"] = few_tasks_warning(len(shared))
         out.append(entry)
+    adjust_p_values(out, adjust)
     return out, skipped
+
+
+def _key_text(k: ConditionKey) -> str:
+    return f"{k.dataset} / {k.model} / {k.method}"
+
+
+#: ``--adjust`` choices (CMP-HOLM).
+ADJUSTMENTS = ("holm", "none")
+#: Fewer shared tasks than this draw a warning (CMP-FEW-TASKS).
+FEW_TASKS = 20
+#: The paired binary outcomes of the exact McNemar test (CMP-MCNEMAR).
+PAIRED_BINARY = ("success", "fully_executable")
+
+
+def parse_match(match: str | None, key_name: str) -> tuple[str, ...]:
+    """CMP-MATCH: the condition keys (besides ``task_id``) a condition shares with its baseline."""
+    if match is None:
+        return tuple(n for n in BASELINE_KEYS if n != key_name)
+    names = [n.strip() for n in match.split(",")]
+    bad = [n for n in names if n not in ("task_id", *BASELINE_KEYS)]
+    if bad or "task_id" not in names or len(set(names)) != len(names):
+        raise InputError(
+            "--match",
+            f"expected task_id, optionally with dataset, model or method (comma-separated): {match!r}",
+        )
+    if key_name in names:
+        raise InputError("--match", f"{key_name} is the baseline's key: it differs by definition")
+    return tuple(n for n in BASELINE_KEYS if n in names)
+
+
+def few_tasks_warning(shared: int) -> list[str]:
+    """CMP-FEW-TASKS: the warnings of a comparison on ``shared`` tasks."""
+    if shared >= FEW_TASKS:
+        return []
+    return [
+        f"only {shared} shared task(s), fewer than {FEW_TASKS}: the bootstrap interval and p-values "
+        "are unreliable this small; read the exact McNemar test and the counts"
+    ]
+
+
+def _binary_outcomes(acc: Accumulator) -> dict[str, np.ndarray[Any, Any]] | None:
+    """Per task (in ``acc.tasks`` order): success and full executability, when each task has one
+    rollout (else ``None``: trials are not paired across conditions)."""
+    if np.any(acc.counts() != 1):
+        return None
+    y = acc.class_y
+    return {
+        "success": y[:, 1::2].sum(axis=1) == 1,
+        "fully_executable": (y[:, 0] + y[:, 1]) == 1,
+    }
+
+
+def mcnemar_tests(treatment: Accumulator, baseline: Accumulator) -> tuple[dict[str, Any] | None, str | None]:
+    """CMP-MCNEMAR on two accumulators restricted to the same tasks: per paired binary outcome the
+    2x2 counts and the exact two-sided p-value; ``(None, why)`` when a side has several rollouts
+    for a task."""
+    from .significance import mcnemar_p
+
+    a, b = _binary_outcomes(treatment), _binary_outcomes(baseline)
+    if a is None or b is None:
+        return None, (
+            "not computed: the exact McNemar test pairs one rollout per task on each side, and "
+            f"{'this condition' if a is None else 'the baseline'} has several rollouts of a task"
+        )
+    out: dict[str, Any] = {}
+    for name in PAIRED_BINARY:
+        t, s = a[name], b[name]
+        only_t, only_b = int(np.count_nonzero(t & ~s)), int(np.count_nonzero(~t & s))
+        p, exact_p = mcnemar_p(only_t, only_b)
+        out[name] = {
+            "treatment_only": only_t,
+            "baseline_only": only_b,
+            "both": int(np.count_nonzero(t & s)),
+            "neither": int(np.count_nonzero(~t & ~s)),
+            "discordant": only_t + only_b,
+            "p_value": p,
+            "p_value_exact": None if exact_p is None else str(exact_p),
+        }
+    return out, None
+
+
+def adjust_p_values(comparisons: Sequence[dict[str, Any]], adjust: str) -> None:
+    """CMP-HOLM: add the adjusted p-values to each comparison, in place.
+
+    The family of each test is its metric over all comparisons: the McNemar p-values of one
+    outcome (``mcnemar[name].p_adjusted``, exact when every p-value of the family is) and the
+    bootstrap p-values of one metric (``p_value_adjusted``). ``none`` copies the p-values.
+    """
+    from .significance import holm
+
+    def adjusted(values: list[Any]) -> list[Any]:
+        return holm(values) if adjust == "holm" else list(values)
+
+    for name in PAIRED_BINARY:
+        tests = [c["mcnemar"][name] if c.get("mcnemar") else None for c in comparisons]
+        exacts = [None if t is None else t["p_value_exact"] for t in tests]
+        exact = all(e is not None for t, e in zip(tests, exacts, strict=True) if t is not None)
+        values = [
+            None if t is None else (Fraction(t["p_value_exact"]) if exact else t["p_value"]) for t in tests
+        ]
+        for t, v in zip(tests, adjusted(values), strict=True):
+            if t is not None:
+                t["p_adjusted"] = float(v)
+                t["p_adjusted_exact"] = str(v) if exact else None
+    for name in SCALARS:
+        values = [c["p_value"][name] if "p_value" in c else None for c in comparisons]
+        for c, v in zip(comparisons, adjusted(values), strict=True):
+            if "p_value" in c:
+                c.setdefault("p_value_adjusted", {})[name] = v
 
 
 def score_document(

@@ -95,6 +95,8 @@ def failing_json(rollout: Rollout) -> dict[str, Any] | None:
     if outcome.fully_executable:
         return None
     failing = outcome.failing
+    if failing is None and rollout.meta.get("unit") == "turn":
+        return _failing_turn(rollout)
     if failing is None:
         # An outcome recorded without its actions: only the position is known.
         return {"position": outcome.fed, "kind": "unknown", "tool": None, "arguments": None}
@@ -105,6 +107,21 @@ def failing_json(rollout: Rollout) -> dict[str, Any] | None:
         text = texts[outcome.fed - 1]
     if isinstance(text, str):
         out["text"] = text
+    return out
+
+
+def _failing_turn(rollout: Rollout) -> dict[str, Any]:
+    """TURN-UNIT: the failing turn, with the first non-executable call in it (``call``; its
+    ``tool`` and ``arguments`` also at the top, as for a call)."""
+    turn = rollout.outcome.fed
+    out: dict[str, Any] = {"position": turn, "kind": "turn", "turn": turn, "tool": None, "arguments": None}
+    actions, fed = rollout.meta.get("call_actions"), rollout.meta.get("call_fed")
+    if isinstance(actions, tuple) and isinstance(fed, int) and 0 < fed <= len(actions):
+        call = action_json(actions[fed - 1], fed, _turns(rollout))
+        text = rollout.meta.get("failing_text")
+        if isinstance(text, str):
+            call["text"] = text
+        out.update(tool=call["tool"], arguments=call["arguments"], call=call)
     return out
 
 

@@ -261,5 +261,35 @@ def format_comparisons(
                 cells.append(text)
             rows.append(cells)
         tables.append((title, headers, rows))
+        if any("mcnemar" in c for c in items):
+            tables.append(_mcnemar_block(key, items))
     text = render_blocks(tables, signature)
-    return with_notes(text, [f"not compared: {'; '.join(skipped)}"] if skipped else [])
+    notes = [
+        f"warning: {c.get('compared', c['method'])}: {w}" for c in comparisons for w in c.get("warnings", ())
+    ]
+    if skipped:
+        notes.append(f"not compared: {'; '.join(skipped)}")
+    return with_notes(text, notes)
+
+
+def _mcnemar_block(
+    key: str, items: Sequence[Mapping[str, Any]]
+) -> tuple[str, Sequence[str], list[list[str]]]:
+    """CMP-MCNEMAR in the table: per comparison, the tasks only it / only the baseline got right,
+    the exact two-sided p-value and the adjusted one (CMP-HOLM)."""
+    title = "exact McNemar tests (tasks only this / only the baseline; two-sided exact p, adjusted p)"
+    headers = [key, "tasks", "success", "fully executable"]
+    rows: list[list[str]] = []
+    for c in items:
+        cells = [str(c.get("compared", c["method"])), str(c.get("shared_tasks", ""))]
+        tests = c.get("mcnemar")
+        for name in ("success", "fully_executable"):
+            if not tests:
+                cells.append("n/a (several rollouts per task)")
+                continue
+            t = tests[name]
+            cells.append(
+                f"{t['treatment_only']}/{t['baseline_only']} p={t['p_value']:.3g} adj={t['p_adjusted']:.3g}"
+            )
+        rows.append(cells)
+    return title, headers, rows

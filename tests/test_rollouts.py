@@ -144,12 +144,12 @@ def test_explain_marks_ok_fail_and_after(capsys: pytest.CaptureFixture[str]) -> 
     assert "\x1b[" not in out  # piped: plain text
     lines = out.splitlines()
     calls = raw_tool_calls(0, 0)  # 8 calls; the 5th (book_reservation) fails: see the reason
-    marks = [
-        line.split()[1] for line in lines[1 : 1 + len(calls) + 1] if not line.strip().startswith("reason")
-    ]
+    steps = [line for line in lines[1 : 1 + len(calls) + 1] if not line.strip().startswith("reason")]
+    # each step shows its user turn since the taubench adapter records turns (TURN-MAP)
+    marks = [re.sub(r"^\s*\d+\s+turn \d+\s+", "", line).split()[0] for line in steps]
     assert marks == ["ok", "ok", "ok", "ok", "FAIL", "--", "--", "--"]
     fail = next(line for line in lines if " FAIL " in line)
-    assert fail.strip().startswith("5  FAIL  book_reservation(") and fail.rstrip().endswith(
+    assert fail.strip().startswith("5  turn 6  FAIL  book_reservation(") and fail.rstrip().endswith(
         "state_consistency"
     )
     assert sum("[after the first failure (not counted)]" in line for line in lines) == 3

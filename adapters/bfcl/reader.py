@@ -430,6 +430,7 @@ def _evidence(where: str, check: str, run: BfclRun, outcome: Outcome) -> dict[st
         "success_check": check,
         "action_turns": [a.turn + 1 for a in run.actions],
         "action_texts": [a.call.text or f"{a.name}()" for a in run.actions],
+        "turns": run.turns,  # user turns of the result (TURN-MAP)
     }
     if not outcome.fully_executable and outcome.fed <= len(run.actions):
         failing = run.actions[outcome.fed - 1]

@@ -112,6 +112,9 @@ class _Calls:
     def __init__(self) -> None:
         self.calls: list[ChatCall] = []
         self.pending: dict[str, list[int]] = {}
+        #: User turns so far and the 1-based turn of each call (TURN-MAP).
+        self.turn = 0
+        self.turns: list[int] = []
 
     def call(self, where: str, call_id: Any, name: Any, raw_arguments: Any) -> None:
         if not isinstance(call_id, str) or not call_id:
@@ -121,6 +124,7 @@ class _Calls:
         arguments, problem = parse_arguments(raw_arguments)
         self.pending.setdefault(call_id, []).append(len(self.calls))
         self.calls.append(ChatCall(where, ToolCall(name, arguments, call_id), problem))
+        self.turns.append(max(self.turn, 1))
 
     def result(self, where: str, call_id: Any, flagged: bool, text: str) -> None:
         queue = self.pending.get(call_id) if isinstance(call_id, str) else None
@@ -130,8 +134,24 @@ class _Calls:
         self.calls[index] = attrs.evolve(self.calls[index], answered=True, flagged=flagged, result=text)
 
 
+def is_user_turn(message: Mapping[str, Any]) -> bool:
+    """TURN-MAP: a ``user`` message starts a turn unless all it holds is tool results (Anthropic
+    sends results in user messages)."""
+    if message.get("role") != "user":
+        return False
+    content = message.get("content")
+    if not isinstance(content, list):
+        return True
+    return not content or any(not isinstance(b, dict) or b.get("type") != "tool_result" for b in content)
+
+
 def read_calls(messages: Any, where: str) -> list[ChatCall]:
     """The calls of a transcript in order, each with its result (CHAT-CALLS)."""
+    return read_calls_and_turns(messages, where)[0]
+
+
+def read_calls_and_turns(messages: Any, where: str) -> tuple[list[ChatCall], list[int], int]:
+    """:func:`read_calls`, with the 1-based user turn of each call and the number of turns (TURN-MAP)."""
     if not isinstance(messages, list):
         raise InputError(where, f"'messages' must be a list, got {type(messages).__name__}")
     found = _Calls()
@@ -142,6 +162,8 @@ def read_calls(messages: Any, where: str) -> list[ChatCall]:
         role = message.get("role")
         if not isinstance(role, str):
             raise InputError(here, f"'role' must be a string, got {role!r}")
+        if is_user_turn(message):
+            found.turn += 1
         if role == "assistant" and message.get("function_call") is not None:
             raise InputError(here, "legacy 'function_call' messages are not read: give 'tool_calls'")
         if role == "assistant" and message.get("tool_calls") is not None:
@@ -176,7 +198,7 @@ def read_calls(messages: Any, where: str) -> list[ChatCall]:
                         is_error_flag(block, block_where),
                         result_text(block.get("content")),
                     )
-    return found.calls
+    return found.calls, found.turns, found.turn
 
 
 # ---------------------------------------------------------------------------------------------
@@ -218,12 +240,13 @@ def line_rollout(
         _text_field(record, "method", options.method, where),
     )
     tools = read_tools(record["tools"], where)
-    calls = read_calls(record["messages"], where)
+    calls, call_turns, turns = read_calls_and_turns(record["messages"], where)
     no_tool = record.get("no_tool_allowed", not tools)
     need_bool(no_tool, where, "'no_tool_allowed'")
     task = ChatTask(tuple(calls), tools, no_tool, pattern, rules)
     outcome = replay(SEMANTICS, task, [c.action for c in calls])
-    rollout = Rollout(key, str(task_id), trial, outcome, success, {"tools": len(tools)})
+    meta = {"tools": len(tools), "action_turns": call_turns, "turns": turns}  # TURN-MAP
+    rollout = Rollout(key, str(task_id), trial, outcome, success, meta)
     lost = record.get("harness_error")  # CHAT-HARNESS: the harness ended the rollout
     if lost is None:
         return rollout

@@ -451,6 +451,9 @@ class SampleCalls:
     tool_messages: int
     #: ``function`` of each tool message that answers no recorded call.
     unclaimed: tuple[str, ...]
+    #: The 1-based user turn of each call, and the number of user messages (TURN-MAP).
+    turns: tuple[int, ...] = ()
+    user_turns: int = 0
 
 
 def sample_calls(sample: Mapping[str, Any], where: str) -> SampleCalls:
@@ -463,11 +466,15 @@ def sample_calls(sample: Mapping[str, Any], where: str) -> SampleCalls:
     pending: dict[str, list[int]] = {}
     tool_messages = 0
     unclaimed: list[str] = []
+    user_turns = 0
+    turns: list[int] = []
     for index, message in enumerate(messages):
         here = f"{where}: messages[{index}]"
         if not isinstance(message, dict):
             raise InputError(here, f"expected a message object, got {type(message).__name__}")
         role = message.get("role")
+        if role == "user":
+            user_turns += 1
         if role == "assistant" and message.get("tool_calls"):
             tool_calls = message["tool_calls"]
             if not isinstance(tool_calls, list):
@@ -490,6 +497,7 @@ def sample_calls(sample: Mapping[str, Any], where: str) -> SampleCalls:
                 action = ToolCall(call["function"], arguments if isinstance(arguments, dict) else {}, call_id)
                 pending.setdefault(call_id, []).append(len(calls))
                 calls.append(InspectCall(action, parse_error, offered))
+                turns.append(max(user_turns, 1))
         elif role == "tool":
             tool_messages += 1
             call_id = message.get("tool_call_id")
@@ -509,7 +517,7 @@ def sample_calls(sample: Mapping[str, Any], where: str) -> SampleCalls:
                 error_type=None if error is None else error["type"],
                 error_message=None if error is None else str(error.get("message") or ""),
             )
-    return SampleCalls(tuple(calls), tool_messages, tuple(unclaimed))
+    return SampleCalls(tuple(calls), tool_messages, tuple(unclaimed), tuple(turns), user_turns)
 
 
 def _metadata_no_tool(sample: Mapping[str, Any], where: str) -> bool | None:
@@ -705,6 +713,8 @@ def sample_rollout(
         "threshold": threshold,
         "error": error.get("message") if isinstance(error, dict) else None,
         "limit": limit.get("type") if isinstance(limit, dict) else None,
+        "action_turns": list(found.turns),  # TURN-MAP
+        "turns": found.user_turns,
     }
     if not task.calls:
         meta["no_tool"] = task.no_tool.why

@@ -144,6 +144,16 @@ class Builder:
     text_calls: list[tuple[str, str]] = attrs.field(factory=list)
     #: tau2 tool messages without an ``error`` field, judged by their text (TAU-EXEC-NOFLAG).
     unflagged: int = 0
+    #: User turns so far, and the 1-based turn of each call (TURN-MAP: calls before the first user
+    #: turn belong to turn 1).
+    turns: int = 0
+    call_turns: list[int] = attrs.field(factory=list)
+
+    def user_turn(self, text: object) -> None:
+        """A user message: it starts a turn when it says something (TURN-MAP), and the agent sees it."""
+        if isinstance(text, str) and text.strip():
+            self.turns += 1
+        self.see(text)
 
     def see(self, text: object) -> None:
         """The agent sees ``text`` (a user message or an observation of one of its calls)."""
@@ -154,6 +164,7 @@ class Builder:
         """Append a trajectory call; it takes the texts seen since the previous call as context."""
         self.pending.append(len(self.calls))
         self.calls.append(call)
+        self.call_turns.append(max(self.turns, 1))
         self.contexts.append(tuple(self.buffer))
         self.buffer = []
 
@@ -329,7 +340,7 @@ def read_v1_traj(traj: Sequence[Any], where: str) -> Builder:
         if role == "system":
             continue
         if role == "user":
-            builder.see(message.get("content"))
+            builder.user_turn(message.get("content"))
         elif role == "assistant":
             calls = need_list(message.get("tool_calls") or [], here, "'tool_calls'")
             first = need_dict(calls[0], here, "'tool_calls[0]'") if calls else None
@@ -376,7 +387,7 @@ def read_tau2_messages(messages: Sequence[Any], where: str) -> Builder:
             continue
         calls = need_list(message.get("tool_calls") or [], here, "'tool_calls'")
         if role == "user":
-            builder.see(message.get("content"))
+            builder.user_turn(message.get("content"))
             for k, raw_call in enumerate(calls):
                 call = need_dict(raw_call, here, f"'tool_calls[{k}]'")
                 builder.add_other_call(need_str(call.get("id"), here, f"'tool_calls[{k}].id'"))
@@ -600,6 +611,7 @@ def _rollout(
     calls: Sequence[ToolCall],
     success: bool,
     written: int,
+    turns: tuple[Sequence[int], int] = ((), 0),
 ) -> Rollout:
     """Replay one rollout's calls through :data:`TAU` (no call: the terminal no-tool action).
 
@@ -614,6 +626,8 @@ def _rollout(
         "rejected_calls": sum(1 for e in task.exchanges if e.answered and not e.accepted),
         "unanswered_calls": sum(1 for e in task.exchanges if not e.answered),
         "text_calls": written,
+        "action_turns": list(turns[0]),  # TURN-MAP
+        "turns": turns[1],
     }
     key = ConditionKey(DATASET_PREFIX + domain, model, method)
     return Rollout(key, task_id_, trial_, outcome, success, meta)
@@ -700,6 +714,7 @@ def _read_v1(name: str, data: list[Any], options: AdapterOptions, rules: LabelRu
     out: list[ReadRollout] = []
     errors: list[harness.HarnessError] = []
     for where, tid, number, built, reason, gold, success in parsed:
+        turns: tuple[Sequence[int], int] = ((), 0)
         if built is None:
             task_ = TauTask((), False, reason, rules, prefixes)
             calls: tuple[ToolCall, ...] = ()
@@ -707,7 +722,10 @@ def _read_v1(name: str, data: list[Any], options: AdapterOptions, rules: LabelRu
         else:
             task_ = TauTask(built.exchanges(), gold == 0, reason, rules, prefixes)
             calls, written = tuple(built.calls), tuple(built.text_calls)
-        rollout = _rollout("v1", domain, model, method, tid, number, task_, calls, success, len(written))
+            turns = (built.call_turns, built.turns)
+        rollout = _rollout(
+            "v1", domain, model, method, tid, number, task_, calls, success, len(written), turns
+        )
         if built is None:
             errors.append(harness.HarnessError(where, rollout.condition, tid, number, reason, not exclude))
             if exclude:
@@ -789,7 +807,10 @@ def _read_tau2(name: str, data: dict[str, Any], options: AdapterOptions, rules: 
         reason = no_tool_reason(gold[tid], "assistant action", builder.text_calls)
         task_ = TauTask(builder.exchanges(), gold[tid] == 0, reason, rules, prefixes)
         calls, written = tuple(builder.calls), tuple(builder.text_calls)
-        rollout = _rollout("tau2", domain, model, method, tid, number, task_, calls, success, len(written))
+        rollout = _rollout(
+            "tau2", domain, model, method, tid, number, task_, calls, success, len(written),
+            (builder.call_turns, builder.turns),
+        )
         if lost:
             message = _lost_message(sim)
             errors.append(harness.HarnessError(where, rollout.condition, tid, number, message, True))

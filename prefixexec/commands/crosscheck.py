@@ -1,4 +1,5 @@
-"""``prefixexec crosscheck THEIRS FILE...``: another tool's metrics next to ours (XCHK-*)."""
+"""``prefixexec crosscheck THEIRS FILE...``: another tool's metrics next to ours (XCHK-*), or a
+leaderboard's published claims against their trajectories (CLAIM-*)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,20 @@ from fractions import Fraction
 from pathlib import Path
 
 from prefixexec.adapters import InputError
-from prefixexec.cli import add_adapter_options, add_bootstrap_options, read_input, settings_of, signature_of
+from prefixexec.adapters.errors import file_faults
+from prefixexec.claims import FORMATS as CLAIM_FORMATS
+from prefixexec.claims import check, detect_format, read_claims, read_runs
+from prefixexec.claims import checks_json as claims_json
+from prefixexec.claims import format_checks as format_claims
+from prefixexec.cli import (
+    adapter_options,
+    add_adapter_options,
+    add_bootstrap_options,
+    add_quiet_option,
+    read_input,
+    settings_of,
+    signature_of,
+)
 from prefixexec.crosscheck import (
     CONDITION_COLUMNS,
     ROLLOUT_COLUMNS,
@@ -49,7 +63,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_adapter_options(p)
     add_bootstrap_options(p)
     p.set_defaults(bootstrap=0)  # point estimates only unless intervals are asked for
-    p.add_argument("--format", choices=("json", "csv"), help="format of THEIRS (default: from its extension)")
+    p.add_argument(
+        "--format",
+        choices=("json", "csv", *CLAIM_FORMATS),
+        help="format of THEIRS (default: detected: a tau2 submission.json, BFCL's data_multi_turn.csv or "
+        "score file are claims (CLAIM-INPUT), else our score --json shape or a CSV by its extension)",
+    )
+    p.add_argument(
+        "--best-of",
+        action="store_true",
+        help="claims: check a tau2 pass_1 as best-of-K over the files (a task passes if any run succeeds)",
+    )
     p.add_argument(
         "--map",
         action="append",
@@ -70,9 +94,42 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "of the last printed digit for CSV cells); counts and exact rationals must be equal",
     )
     p.add_argument("--json", action="store_true", help="print a JSON report")
+    add_quiet_option(p)
+
+
+def _claims_format(args: argparse.Namespace) -> str | None:
+    """The claim format of THEIRS, or ``None`` for our own shapes (CLAIM-INPUT)."""
+    if args.format is not None:
+        return args.format if args.format in CLAIM_FORMATS else None
+    if Path(args.theirs).suffix.lower() not in (".json", ".csv"):
+        return None  # claims files are .json or .csv; anything else gets our own formats' error
+    with file_faults(args.theirs, "a file"):
+        text = Path(args.theirs).read_text(encoding="utf-8")
+    return detect_format(args.theirs, text)
+
+
+def _run_claims(args: argparse.Namespace, fmt: str) -> int:
+    for flag, given in (("--map", args.map), ("--their-rollouts", args.their_rollouts)):
+        if given:
+            raise InputError(flag, f"has no effect on a claims file ({fmt})")
+    claims = read_claims(args.theirs, fmt, args.tolerance)
+    runs = read_runs(args.files, args.adapter, adapter_options(args))
+    checks = check(claims, runs, args.best_of)
+    signature = str(signature_of(args))
+    if args.json:
+        document = claims_json(claims, checks, signature, args.best_of)
+        sys.stdout.write(json.dumps(document, indent=2, allow_nan=False) + "\n")
+    else:
+        sys.stdout.write(format_claims(claims, checks, signature))
+    return 1 if any(c.verdict == "differs" for c in checks) else 0
 
 
 def run(args: argparse.Namespace) -> int:
+    claims_format = _claims_format(args)
+    if claims_format is not None:
+        return _run_claims(args, claims_format)
+    if args.best_of:
+        raise InputError("--best-of", "applies to claims files only (a tau2 submission.json)")
     fmt = args.format or Path(args.theirs).suffix.lower().lstrip(".")
     if fmt not in ("json", "csv"):
         raise InputError(args.theirs, "cannot tell the format from the extension; give --format json or csv")
