@@ -16,6 +16,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import attrs
 import jsonschema
 import pytest
 from hypothesis import given
@@ -304,3 +305,30 @@ def test_a_rollout_without_recorded_turns_is_an_input_error() -> None:
     bare = Rollout(ConditionKey("d", "m", "x"), "t", 0, Outcome(T=1, fed=2), True, {"source": "f.jsonl:3"})
     with pytest.raises(InputError, match=r"f.jsonl:3: --unit turn: the chat adapter recorded no user turns"):
         turn_rollouts([bare], "chat")
+
+
+ASSERTIONS = (
+    SHARED / "fixtures" / "tau-bench-v1-retail" / "assertions-agent-none-0.1_range_0-100_6_18_2025.json"
+)
+
+
+@pytest.mark.spec("TURN-MAP", "TURN-UNIT", "HARNESS-COUNT")
+def test_a_counted_harness_error_fails_in_the_last_turn() -> None:
+    # The assertions-agent run (tau-bench v1 retail): counted from the raw list, 34 rollouts have
+    # `traj: []` and `info.error` (crashed in the harness); with `traj` empty they have no user turn
+    # and no call, so at turn level each is T = 1, FED = 1 (the harness action in turn 1).
+    raw = json.loads(ASSERTIONS.read_text(encoding="utf-8"))
+    crashed = {(str(r["task_id"]), r["trial"]) for r in raw if not r["traj"] and r["info"].get("error")}
+    assert len(crashed) == 34
+    rollouts = prefixexec.read(
+        "taubench", str(ASSERTIONS), model="none", method="assertions-agent", unit="turn"
+    )
+    lost = [r for r in rollouts if "harness_error" in r.meta]
+    assert {(r.task_id, r.trial) for r in lost} == crashed
+    assert {(r.outcome.T, r.outcome.fed, r.outcome.label) for r in lost} == {(1, 1, None)}
+    # A harness error after calls: its action belongs to the last user turn.
+    crafted = attrs.evolve(
+        lost[0], outcome=Outcome(T=3, fed=3), meta={**lost[0].meta, "action_turns": [1, 2], "turns": 3}
+    )
+    (turned,) = turn_rollouts([crafted], "taubench")
+    assert (turned.outcome.T, turned.outcome.fed) == (3, 3)
