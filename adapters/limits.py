@@ -83,6 +83,26 @@ def bounded_lines(stream: IO[str], name: str) -> Iterator[tuple[int, str]]:
         yield number, line
 
 
+#: Notices of the running command, written only when it succeeds (HOSTILE-NOTICE); ``None``
+#: outside a command (the Python API): notices are written at once.
+_deferred: list[str] | None = None
+
+
+def notice(line: str) -> None:
+    """A reader's warning or notice, ``prefixexec: ...``, on stderr as one escaped line
+    (HOSTILE-CONTROL). During a command it is held back and written after the command succeeded:
+    a run that fails prints its error line and nothing else (HOSTILE-NOTICE)."""
+    import sys
+
+    from .text import printable
+
+    text = printable(line) + "\n"
+    if _deferred is None:
+        sys.stderr.write(text)
+    else:
+        _deferred.append(text)
+
+
 def check_stdin() -> None:
     """Refuse standard input from a device that never ends (HOSTILE-DEVICE): ``< /dev/zero``.
     A terminal, a pipe or a regular file is read."""
@@ -342,8 +362,13 @@ def guarded(handler: Callable[[Any], int], args: Any) -> int:
         previous = signal.signal(signal.SIGTERM, _terminate)
     except ValueError:  # not the main thread
         previous = None
+    global _deferred
+    _deferred = []
     try:
-        return handler(args)
+        status = handler(args)
+        held, _deferred = _deferred, None
+        sys.stderr.write("".join(held))
+        return status
     except KeyboardInterrupt:
         sys.stderr.write("prefixexec: interrupted\n")
         return EXIT_SIGINT
@@ -362,6 +387,7 @@ def guarded(handler: Callable[[Any], int], args: Any) -> int:
         where = str(exc.filename) if exc.filename is not None else "input"
         raise InputError(where, f"cannot read or write: {exc.strerror or exc}") from None
     finally:
+        _deferred = None
         set_inputs([])
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)

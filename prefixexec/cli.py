@@ -551,8 +551,11 @@ def resolve_adapter(args: argparse.Namespace) -> None:
     args.adapter, found = resolve(args.files)
     # Records, the format read before detection existed, is read without a word (DETECT-NOTICE).
     if args.adapter != "records" and not getattr(args, "quiet", False):
+        from prefixexec.adapters.text import printable  # HOSTILE-CONTROL: the name is escaped
+
         for path, _ in found:
-            notice = f"prefixexec: reading {path} as {args.adapter} (detected; --adapter to choose)\n"
+            shown = printable(path)
+            notice = f"prefixexec: reading {shown} as {args.adapter} (detected; --adapter to choose)\n"
             sys.stderr.write(notice)
 
 
@@ -628,7 +631,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         resolve_adapter(args)
         return guarded(handlers[args.command], args)
     except InputError as exc:
-        sys.stderr.write(f"prefixexec: error: {exc}{adapter_hint(args)}\n")
+        error_line(f"{str(exc).strip()}{adapter_hint(args)}")
         return EXIT_INPUT
     except ImportError as exc:  # an optional dependency's extra is not installed (API-EXTRAS)
         from prefixexec.extras import missing_extra_message
@@ -636,7 +639,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = missing_extra_message(exc)
         if message is None:
             raise
-        sys.stderr.write(f"prefixexec: error: {message}\n")
+        error_line(message)
         return EXIT_INPUT
-    except BrokenPipeError:
-        return EXIT_OK
+    except BrokenPipeError:  # HOSTILE-PIPE: the reader of standard output went away
+        return closed_pipe()
+
+
+def error_line(message: str) -> None:
+    """``prefixexec: error: MESSAGE`` on stderr, always one line with nothing a terminal acts on
+    (HOSTILE-CONTROL: file names and text from the input are escaped)."""
+    from prefixexec.adapters.text import printable
+
+    sys.stderr.write(f"prefixexec: error: {printable(message)}\n")
+
+
+#: HOSTILE-PIPE: the status of a command whose standard output was closed before it finished
+#: (``prefixexec explain FILE | head``): 128 + SIGPIPE, as a Unix tool killed by SIGPIPE reports.
+EXIT_PIPE = 141
+
+
+def closed_pipe() -> int:
+    """End a command whose standard output was closed (HOSTILE-PIPE): nothing more is written,
+    nothing on stderr, status :data:`EXIT_PIPE`. Standard output is pointed at ``/dev/null``
+    so that the interpreter's last flush does not fail again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # not a file descriptor (a test's StringIO)
+        pass
+    return EXIT_PIPE

@@ -66,7 +66,13 @@ def render(rollouts: Sequence[Rollout], file: IO[str], colour: bool) -> None:
     from rich.console import Console
     from rich.text import Text
 
-    console = Console(
+    from prefixexec.adapters.text import printable  # HOSTILE-CONTROL: text from the input, escaped
+
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:  # HOSTILE-PIPE: the command line's way, not rich's exit 1
+            raise BrokenPipeError
+
+    console = _Console(
         file=file,
         force_terminal=colour,
         no_color=not colour,
@@ -80,11 +86,11 @@ def render(rollouts: Sequence[Rollout], file: IO[str], colour: bool) -> None:
         if index:
             console.print()
         c = rollout.condition
-        heading = Text(f"{c.dataset} / {c.model} / {c.method}", style="bold")
-        heading.append(f"  task {rollout.task_id}  trial {rollout.trial}")
+        heading = Text(printable(f"{c.dataset} / {c.model} / {c.method}"), style="bold")
+        heading.append(printable(f"  task {rollout.task_id}  trial {rollout.trial}"))
         source = rollout.meta.get("source")
         if isinstance(source, str):
-            heading.append(f"  ({source})", style="dim")
+            heading.append(printable(f"  ({source})"), style="dim")
         console.print(heading)
         outcome = rollout.outcome
         if not outcome.actions:
@@ -95,7 +101,7 @@ def render(rollouts: Sequence[Rollout], file: IO[str], colour: bool) -> None:
                 failed.append(outcome.label.value if outcome.label else "unlabelled", style="red")
                 console.print(failed)
                 if outcome.reason:
-                    console.print(Text(f"       reason: {outcome.reason}"))
+                    console.print(Text(printable(f"       reason: {outcome.reason}")))
         width = len(str(len(outcome.actions)))
         turns = rollout.meta.get("action_turns")
         turns = turns if isinstance(turns, list | tuple) and len(turns) == len(outcome.actions) else None
@@ -106,18 +112,18 @@ def render(rollouts: Sequence[Rollout], file: IO[str], colour: bool) -> None:
                 line.append(f"turn {turns[k - 1]}  ", style="dim")
             if mark == OK:
                 line.append("ok    ", style="green")
-                line.append(call_text(action))
+                line.append(printable(call_text(action)))
             elif mark == FAIL:
                 line.append("FAIL  ", style="bold red")
-                line.append(call_text(action), style="bold")
+                line.append(printable(call_text(action)), style="bold")
                 line.append("  " + (outcome.label.value if outcome.label else "unlabelled"), style="red")
             else:
                 line.append("--    ", style="dim")
-                line.append(call_text(action), style="dim")
+                line.append(printable(call_text(action)), style="dim")
                 line.append(f"  [{AFTER}]", style="dim")
             console.print(line)
             if mark == FAIL and outcome.reason:
-                console.print(Text(" " * (width + 4) + f"reason: {outcome.reason}"))
+                console.print(Text(" " * (width + 4) + printable(f"reason: {outcome.reason}")))
         summary = Text(f"  T = {outcome.T}  FED = {outcome.fed}  ")
         summary.append(
             "fully executable" if outcome.fully_executable else f"first failure at action {outcome.fed}",

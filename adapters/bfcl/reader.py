@@ -20,6 +20,7 @@ import attrs
 from prefixexec.kernel import ConditionKey, Outcome, Rollout
 
 from ..errors import InputError, file_faults
+from ..limits import notice
 from ..records import parse_json_line
 from . import backend
 from .parse import DecodedStep, StepFormatError, decode_step
@@ -305,15 +306,15 @@ def read(paths: Sequence[str], options: AdapterOptions) -> list[Rollout]:
     """The ``score --adapter bfcl`` reader; reports inference-error entries on stderr."""
     result = read_results(paths, options)
     if result.excluded:
-        sys.stderr.write(
+        notice(
             f"prefixexec: bfcl: excluded {len(result.excluded)} entries "
-            f"with '{INFERENCE_ERROR}': {_ids(result.excluded)}\n"
+            f"with '{INFERENCE_ERROR}': {_ids(result.excluded)}"
         )
     if result.inference_failures:
-        sys.stderr.write(
+        notice(
             f"prefixexec: bfcl: {len(result.inference_failures)} entries with '{INFERENCE_ERROR}' "
             f"count as failed rollouts (--inference-errors exclude leaves them out): "
-            f"{_ids(result.inference_failures)}\n"
+            f"{_ids(result.inference_failures)}"
         )
     return list(result.rollouts)
 

@@ -15,7 +15,6 @@ import io
 import json
 import math
 import struct
-import sys
 import zipfile
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
@@ -29,7 +28,7 @@ from prefixexec.kernel import ConditionKey, Rollout, ToolCall, replay
 
 from ..errors import InputError
 from ..labels import load_label_rules
-from ..limits import DEEP, MAX_MEMBER_BYTES, MAX_RATIO, RATIO_FLOOR
+from ..limits import DEEP, MAX_MEMBER_BYTES, MAX_RATIO, RATIO_FLOOR, notice
 from ..records import unique_rollouts
 from .semantics import (
     DEFAULT_THRESHOLD,
@@ -645,9 +644,9 @@ def log_items(path: str, options: AdapterOptions, semantics: InspectSemantics) -
             "read (INS-NO-RESULTS)",
         )
     if samples and scorer is not None and not scorer_seen:
-        sys.stderr.write(
+        notice(
             f"prefixexec: warning: {path}: none of its {samples} samples has a score from {scorer!r} "
-            "(the log was not scored): Y = 0 for every sample (INS-UNSCORED)\n"
+            "(the log was not scored): Y = 0 for every sample (INS-UNSCORED)"
         )
 
 

@@ -24,7 +24,7 @@ from prefixexec.kernel import ConditionKey, Rollout, ToolCall, replay
 
 from ..errors import InputError, file_faults
 from ..labels import NO_RULES, LabelRules, load_label_rules
-from ..limits import read_stdin_document
+from ..limits import notice, read_stdin_document
 from ..records import STDIN, parse_json_line, unique_rollouts
 from ..shape import kind, need_dict, need_list, need_number, need_str, task_id, trial
 from .semantics import DOMAIN_ID_PREFIXES, TAU, Exchange, TauTask, shorten
@@ -788,7 +788,7 @@ def read_data(name: str, data: Any, options: AdapterOptions, rules: LabelRules =
 def warn(warnings: Sequence[str]) -> None:
     """Write each warning as one ``prefixexec: warning: ...`` line on stderr."""
     for line in warnings:
-        sys.stderr.write(f"prefixexec: warning: {line}\n")
+        notice(f"prefixexec: warning: {line}")
 
 
 def read_file(path: str, options: AdapterOptions) -> list[tuple[str, Rollout]]:

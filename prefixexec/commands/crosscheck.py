@@ -9,6 +9,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from prefixexec.adapters import InputError
+from prefixexec.adapters.text import json_printable, printable_lines
 from prefixexec.cli import add_adapter_options, add_bootstrap_options, read_input, settings_of, signature_of
 from prefixexec.crosscheck import (
     CONDITION_COLUMNS,
@@ -88,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
     checks = crosscheck(theirs, results, rollouts)
     signature = str(signature_of(args))
     if args.json:
-        sys.stdout.write(json.dumps(checks_json(checks, signature), indent=2, allow_nan=False) + "\n")
+        text = json.dumps(checks_json(checks, signature), indent=2, allow_nan=False)
+        sys.stdout.write(json_printable(text) + "\n")
     else:
-        sys.stdout.write(format_checks(checks, signature))
+        sys.stdout.write(printable_lines(format_checks(checks, signature)))
     return 1 if any(c.differs for c in checks) else 0

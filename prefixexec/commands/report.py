@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from prefixexec.adapters.text import printable
 from prefixexec.cli import (
     add_adapter_options,
     add_bootstrap_options,
@@ -114,5 +115,5 @@ def run(args: argparse.Namespace) -> int:
     target, files = publish(args.out, rollouts, results, str(signature_of(args)), options, settings, progress)
     if args.rollouts is not None:
         rollout_rows.write(args.rollouts, rollout_rows.rows(rollouts))
-    sys.stdout.write(f"wrote {len(files)} files to {target}; open {target / 'report.html'}\n")
+    sys.stdout.write(printable(f"wrote {len(files)} files to {target}; open {target / 'report.html'}") + "\n")
     return 0
