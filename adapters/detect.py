@@ -67,16 +67,22 @@ def last_part(path: str) -> str:
     return named[-1] if named else ""
 
 
-def _head(path: str) -> bytes:
+def _is_pipe(path: str) -> bool:
+    import stat
+
     try:
-        with open(path, "rb") as handle:
-            return handle.read(HEAD_BYTES)
-    except FileNotFoundError:
-        raise InputError(path, "no such file") from None
-    except PermissionError:
-        raise InputError(path, "permission denied") from None
-    except OSError as exc:
-        raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _head(path: str) -> bytes:
+    """The first :data:`HEAD_BYTES` of a file, opened with the checks every input gets (no
+    device, FIFO or pseudo-file: HOSTILE-DEVICE, HOSTILE-FIFO, HOSTILE-PSEUDO)."""
+    from .inputs import open_binary, reading
+
+    with reading(path), open_binary(path) as handle:
+        return handle.read(HEAD_BYTES)
 
 
 def _top_level_keys(text: str) -> list[str]:
@@ -203,6 +209,12 @@ def detect(path: str) -> Detection:
         raise InputError(path, f"is a directory without {TOOLSANDBOX_SUMMARY}: no adapter reads it")
     if last_part(path) == TOOLSANDBOX_SUMMARY:
         return Detection("toolsandbox", f"named {TOOLSANDBOX_SUMMARY} (a ToolSandbox run)")
+    if _is_pipe(path):
+        raise InputError(
+            path,
+            "is a pipe: detection would take its first bytes from the reader; choose --adapter "
+            "(or give it on standard input, '-', where they are put back)",
+        )
     head = _head(path)
     if head.startswith(PARQUET_MAGIC):
         return Detection("parquet", "starts with the Parquet magic PAR1")

@@ -26,7 +26,6 @@ import hashlib
 import re
 import tomllib
 from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
 
 import attrs
 
@@ -98,11 +97,28 @@ NO_RULES = LabelRules()
 
 def file_digest(path: str) -> str:
     """``sha256:`` and the first 12 hex digits of the file's bytes, for the signature."""
+    return "sha256:" + hashlib.sha256(_rules_bytes(path)).hexdigest()[:12]
+
+
+#: The largest label-rules file read (a TOML file of a few rules; HOSTILE-OPTION-FILE).
+MAX_RULES_BYTES = 1 << 20
+
+
+def _rules_bytes(path: str) -> bytes:
+    """The bytes of a label-rules file, opened with the checks of every input (no FIFO, device
+    or pseudo-file: HOSTILE-FIFO, HOSTILE-PSEUDO) and read up to :data:`MAX_RULES_BYTES`."""
+    from .inputs import open_binary
+
     try:
-        data = Path(path).read_bytes()
+        with open_binary(path, "a TOML file of label rules") as handle:
+            data = handle.read(MAX_RULES_BYTES + 1)
+    except InputError as exc:
+        raise InputError(path, f"cannot read the label rules: {exc.what}") from None
     except OSError as exc:
         raise InputError(path, f"cannot read the label rules: {exc.strerror or exc}") from None
-    return "sha256:" + hashlib.sha256(data).hexdigest()[:12]
+    if len(data) > MAX_RULES_BYTES:
+        raise InputError(path, f"label rules larger than {MAX_RULES_BYTES} bytes")
+    return data
 
 
 def load_label_rules(path: str | None, adapter: str) -> LabelRules:
@@ -115,10 +131,7 @@ def load_label_rules(path: str | None, adapter: str) -> LabelRules:
             f"the {adapter} adapter does not label calls from message text "
             f"(label rules apply to: {', '.join(TEXT_LABELLED)})",
         )
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(path, f"cannot read the label rules: {exc.strerror or exc}") from None
+    data = _rules_bytes(path)
     try:
         document = tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError:

@@ -104,17 +104,25 @@ def notice(line: str) -> None:
 
 
 def check_stdin() -> None:
-    """Refuse standard input from a device that never ends (HOSTILE-DEVICE): ``< /dev/zero``.
-    A terminal, a pipe or a regular file is read."""
+    """Refuse standard input from a device that never ends (HOSTILE-DEVICE): ``< /dev/zero``, or
+    from a pseudo-file (HOSTILE-PSEUDO): ``< /proc/kmsg``. A terminal, a pipe or a regular file
+    is read."""
     import sys
 
     try:
         fd = sys.stdin.fileno()
     except (AttributeError, OSError, ValueError):
         return  # not a file descriptor (a test's StringIO)
-    mode = os.fstat(fd).st_mode
+    info = os.fstat(fd)
+    mode = info.st_mode
     if (stat.S_ISCHR(mode) and not os.isatty(fd)) or stat.S_ISBLK(mode):
         raise InputError("<stdin>", "is a device, not a stream that ends (HOSTILE-DEVICE)")
+    if stat.S_ISREG(mode):
+        from .inputs import fault
+
+        problem = fault("<stdin>", info)
+        if problem is not None:
+            raise InputError("<stdin>", problem)
 
 
 def too_long(where: str, limit: int) -> InputError:
@@ -295,24 +303,12 @@ def first_array_fault(batch: RolloutArrays) -> tuple[int, str] | None:
 
 
 def check_input_file(path: str) -> None:
-    """Refuse an input path that cannot be read to its end (HOSTILE-DEVICE, HOSTILE-LOOP):
-    a symlink loop, or a character or block device (``/dev/zero``, ``/dev/urandom``).
+    """Refuse an input path that cannot be read to its end without blocking: a symlink loop, a
+    device, a named pipe, a pseudo-file (:func:`adapters.inputs.check_input_file`; HOSTILE-LOOP,
+    HOSTILE-DEVICE, HOSTILE-FIFO, HOSTILE-PSEUDO)."""
+    from .inputs import check_input_file as check
 
-    Regular files, directories (for adapters that read them) and pipes/FIFOs are accepted;
-    a missing file is left to the reader, which names it.
-    """
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        try:
-            os.lstat(path)
-        except OSError:
-            return  # missing: the reader says "no such file"
-        raise InputError(path, "is a dangling symbolic link") from None
-    except OSError as exc:
-        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        raise InputError(path, "is a device, not a file that ends (HOSTILE-DEVICE)")
+    check(path)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -331,6 +327,22 @@ def _terminate(signum: int, frame: object) -> None:
     raise Terminated
 
 
+#: Options that name a file the command reads (HOSTILE-OPTION-FILE: inputs like the positional ones).
+INPUT_OPTIONS = ("label_rules", "theirs", "their_rollouts", "table")
+
+
+def option_files(args: Any) -> list[str]:
+    """The files a command's options read: ``--label-rules``, ``--select KEY=@FILE``, the table
+    of ``audit-table``, the reports of ``crosscheck``, ``--vectors`` (HOSTILE-OPTION-FILE: no
+    output may replace them)."""
+    found = [value for name in INPUT_OPTIONS if isinstance(value := getattr(args, name, None), str)]
+    found += [v for v in getattr(args, "vectors", None) or [] if isinstance(v, str)]
+    for item in getattr(args, "select", None) or []:
+        if isinstance(item, str) and "=@" in item:
+            found.append(item.partition("=@")[2])
+    return found
+
+
 def guarded(handler: Callable[[Any], int], args: Any) -> int:
     """Run a command's handler so that no input gives a traceback (HOSTILE-*):
 
@@ -342,17 +354,16 @@ def guarded(handler: Callable[[Any], int], args: Any) -> int:
     import signal
     import sys
 
-    from .files import check_outputs, set_inputs
+    from .files import check_distinct, check_outputs, set_inputs
 
     global max_line_bytes
     max_line_bytes = getattr(args, "max_line_bytes", None) or MAX_LINE_BYTES
     files = getattr(args, "files", None) or []
-    set_inputs([f for f in files if isinstance(f, str)])
+    set_inputs([*(f for f in files if isinstance(f, str)), *option_files(args)])
     folder = getattr(args, "out", None)
-    check_outputs(
-        [getattr(args, name, None) for name in ("output", "rollouts")],
-        folder if isinstance(folder, str) else None,
-    )
+    outputs = [(f"--{name}", getattr(args, name, None)) for name in ("output", "rollouts")]
+    check_outputs([path for _, path in outputs], folder if isinstance(folder, str) else None)
+    check_distinct([(option, path) for option, path in outputs if isinstance(path, str)])
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:

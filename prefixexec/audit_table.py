@@ -30,13 +30,12 @@ import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
 
 import attrs
 
 from prefixexec.adapters import InputError
-from prefixexec.adapters.errors import file_faults
+from prefixexec.adapters.inputs import open_text, reading
 
 #: The CSV columns, in the order the issue and the spec give them.
 COLUMNS = ("dataset", "model", "method", "N", "TER", "mean_FED", "AUC_PEC", "RR_eligible", "RR", "success")
@@ -184,7 +183,7 @@ def parse_figure(text: str, column: str, where: str) -> Figure | None:
 def read_table(path: str) -> list[Row]:
     """Read and validate every row of a table CSV (header row with the :data:`COLUMNS` names)."""
     try:
-        with file_faults(path, "a CSV file"), Path(path).open(encoding="utf-8", newline="") as handle:
+        with reading(path, "a CSV file"), open_text(path, "a CSV file", newline="") as handle:
             rows = list(_read_rows(path, csv.reader(handle)))
     except csv.Error as exc:
         raise InputError(path, f"not valid CSV: {exc}") from None

@@ -628,6 +628,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         from prefixexec.adapters.limits import guarded  # HOSTILE-*: no traceback, outputs checked first
 
+        stdin_lines_end_at_newline()
         resolve_adapter(args)
         return guarded(handlers[args.command], args)
     except InputError as exc:
@@ -643,6 +644,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INPUT
     except BrokenPipeError:  # HOSTILE-PIPE: the reader of standard output went away
         return closed_pipe()
+
+
+def stdin_lines_end_at_newline() -> None:
+    """Standard input's lines end at ``\n`` only, as a file's do (HOSTILE-LINES): not at a lone
+    ``\r``, which Python's text mode takes for a line break by default."""
+    reconfigure = getattr(sys.stdin, "reconfigure", None)
+    if reconfigure is not None:
+        try:
+            reconfigure(newline="\n")
+        except (ValueError, OSError):  # already read from, or not a text stream
+            pass
 
 
 def error_line(message: str) -> None:

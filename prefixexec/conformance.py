@@ -27,6 +27,7 @@ from typing import Any
 import attrs
 
 from prefixexec.adapters import InputError
+from prefixexec.adapters.inputs import read_bytes
 from prefixexec.adapters.records import parse_json_line, read_records
 from prefixexec.kernel import Rollout
 
@@ -113,9 +114,7 @@ def load_vector(path: Path) -> Vector:
     """Read and validate one vector file (its records are checked by the record reader)."""
     where = str(path)
     try:
-        doc = parse_json_line(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(where, "no such file") from None
+        doc = parse_json_line(read_bytes(where, "a vector file").decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise InputError(where, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except ValueError as exc:

@@ -14,16 +14,15 @@ compared when they give them.
 from __future__ import annotations
 
 import csv
+import io
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
 
 import attrs
 
 from prefixexec.adapters import InputError
-from prefixexec.adapters.errors import file_faults
 from prefixexec.adapters.records import parse_json_line
 from prefixexec.kernel import LABEL_KEYS, UNLABELLED, ConditionKey, Rollout
 
@@ -258,8 +257,9 @@ def _unique(conditions: list[TheirCondition]) -> list[TheirCondition]:
 
 
 def _read_text(path: str) -> str:
-    with file_faults(path, "a file"):
-        return Path(path).read_text(encoding="utf-8")
+    from prefixexec.adapters.inputs import read_text  # the checks of every input (HOSTILE-*)
+
+    return read_text(path, "a file")
 
 
 def parse_mapping(items: Iterable[str], allowed: Sequence[str]) -> dict[str, str]:
@@ -281,7 +281,7 @@ def parse_mapping(items: Iterable[str], allowed: Sequence[str]) -> dict[str, str
 def _csv_rows(path: str) -> tuple[list[str], list[tuple[str, dict[str, str]]]]:
     text = _read_text(path)
     try:
-        rows = list(csv.reader(text.splitlines()))
+        rows = list(csv.reader(io.StringIO(text, newline="")))  # CSV's own line ends, quoted ones kept
     except csv.Error as exc:
         raise InputError(path, f"not valid CSV: {exc}") from None
     numbered = [(i, r) for i, r in enumerate(rows, start=1) if r and any(c.strip() for c in r)]

@@ -10,7 +10,6 @@ rollouts, the reader counts per file what it decoded (:class:`FileSummary`), for
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,9 +18,9 @@ import attrs
 
 from prefixexec.kernel import ConditionKey, Outcome, Rollout
 
-from ..errors import InputError, file_faults
+from ..errors import InputError
 from ..limits import notice
-from ..records import parse_json_line
+from ..records import open_lines, parse_json_line
 from . import backend
 from .parse import DecodedStep, StepFormatError, decode_step
 from .semantics import INFERENCE_ERROR, BfclRun, evaluate, inference_error_run, make_run, task
@@ -108,10 +107,10 @@ def _model_from_path(path: str) -> str | None:
 
 
 def _lines(path: str) -> list[tuple[int, str]]:
-    with file_faults(path, "a BFCL result file"):
-        if path == "-":
-            return list(enumerate(sys.stdin.read().splitlines(), start=1))
-        return list(enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1))
+    # JSON lines end at "\n" only (HOSTILE-LINES: str.splitlines also breaks at U+2028, U+0085,
+    # \x0b, \x0c, \x1c-\x1e, which a result written with ensure_ascii=False holds raw in its
+    # strings); the line reader of records bounds each line (HOSTILE-LINE) and checks the file.
+    return list(open_lines(path))
 
 
 def _objects(path: str) -> list[tuple[str, dict[str, Any]]]:

@@ -22,7 +22,8 @@ import attrs
 
 from prefixexec.kernel import ConditionKey, Rollout, ToolCall, replay
 
-from ..errors import InputError, file_faults
+from ..errors import InputError
+from ..inputs import read_text, reading
 from ..labels import NO_RULES, LabelRules, load_label_rules
 from ..limits import notice, read_stdin_document
 from ..records import STDIN, parse_json_line, unique_rollouts
@@ -108,8 +109,9 @@ def _fail(where: str, what: str) -> NoReturn:
 def load(path: str) -> tuple[str, Any]:
     """``(name, decoded JSON)`` of a results file (``-``: stdin); faults raise InputError."""
     name = "<stdin>" if path == STDIN else path
-    with file_faults(name, "a tau-bench results JSON file"):
-        text = read_stdin_document(sys.stdin) if path == STDIN else Path(path).read_text(encoding="utf-8")
+    expected = "a tau-bench results JSON file"
+    with reading(name, expected):
+        text = read_stdin_document(sys.stdin) if path == STDIN else read_text(path, expected)
     try:
         return name, parse_json_line(text)
     except ValueError as exc:
