@@ -12,7 +12,7 @@ SHA-256 enters the signature.
 TOML layout::
 
     [[taubench]]                # the adapter's name, as given to --adapter
-    pattern = "no existe"       # a Python regular expression (re.search on the masked text)
+    pattern = "no existe"       # a regular expression (RE2, searched in the masked text)
     label = "dependency"        # schema | dependency | precondition | state_consistency | information
 
     [[taubench]]
@@ -32,6 +32,7 @@ import attrs
 from prefixexec.kernel import Label
 
 from .errors import InputError
+from .regex import Pattern, checked_pattern
 
 #: What a masked argument value becomes in the text the families are matched on (LABEL-MASK).
 MASK = "\u2039arg\u203a"
@@ -73,7 +74,7 @@ def mask_arguments(message: str, arguments: object) -> str:
 class LabelRule:
     """One user rule: the first rule whose ``pattern`` matches the masked text gives ``label``."""
 
-    pattern: re.Pattern[str]
+    pattern: Pattern
     label: Label
 
 
@@ -163,11 +164,8 @@ def _rule(entry: object, path: str, where: str) -> LabelRule:
         raise InputError(path, f"{where}: 'pattern' must be a non-empty string")
     if not isinstance(label, str) or label not in _LABELS:
         raise InputError(path, f"{where}: 'label' must be one of {', '.join(_LABELS)}: {label!r}")
-    try:
-        compiled = re.compile(pattern)
-    except re.error as exc:
-        raise InputError(path, f"{where}: 'pattern' is not a valid regular expression: {exc}") from None
-    return LabelRule(compiled, _LABELS[label])
+    # Linear-time matching (HOSTILE-REGEX): a rule like "(a+)+$" cannot make a message cost minutes.
+    return LabelRule(checked_pattern(pattern, path, f"{where}: 'pattern'"), _LABELS[label])
 
 
 def family_labels(
