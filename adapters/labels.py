@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import re
 import tomllib
+from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 
 import attrs
@@ -42,13 +43,17 @@ _LABELS = {label.value: label for label in Label}
 
 
 def argument_values(arguments: object) -> Iterator[str]:
-    """Every scalar inside an argument value, as text (strings as they are, numbers by ``str``)."""
+    """Every scalar inside an argument value, as text (strings as they are, numbers by ``str``;
+    an integer beyond Python's digit limit cannot occur in a message and is skipped)."""
     if isinstance(arguments, str):
         yield arguments
     elif isinstance(arguments, bool) or arguments is None:
         return
     elif isinstance(arguments, int | float):
-        yield str(arguments)
+        try:
+            yield str(arguments)
+        except ValueError:  # more digits than int -> str converts
+            return
     elif isinstance(arguments, Mapping):
         for value in arguments.values():
             yield from argument_values(value)
@@ -57,17 +62,136 @@ def argument_values(arguments: object) -> Iterator[str]:
             yield from argument_values(value)
 
 
-def mask_arguments(message: str, arguments: object) -> str:
-    """``message`` with each whole-token occurrence of an argument value replaced by :data:`MASK`.
+#: A token of a text: a run of word characters (Python's ``\w``) or one other character.
+_TOKEN = re.compile(r"\w+|\W")
+#: Markers between tokens: an occurrence may start (``_START``) or end (``_END``) here.
+_START, _END = -1, -2
 
-    Values are masked longest first and case-insensitively; an occurrence counts only where it
-    is not glued to a letter, digit or ``_`` on either side (LABEL-MASK).
+
+def _fold(text: str) -> str:
+    """``text`` lower-cased character by character (the same length: a character whose lower
+    case is longer, such as 'İ', is kept)."""
+    folded = text.lower()
+    if len(folded) == len(text):
+        return folded
+    return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+
+
+def _word(token: str) -> bool:
+    return len(token) > 1 or token.isalnum() or token == "_"  # what \w+ matches
+
+
+def _units(tokens: Sequence[tuple[int, bool]], owner: list[int] | None = None) -> list[int]:
+    """Token ids with the markers: ``_START`` before a token where an occurrence may begin (a word
+    run, the first token, or a token after a non-word character) and ``_END`` after a token where
+    one may end. A value's units occur in a text's units exactly where the value occurs in the
+    text not glued to a letter, digit or ``_`` on either side (LABEL-MASK). ``owner`` gets, for
+    each unit, the index of its token (a marker's: the token it stands before or after)."""
+    units: list[int] = []
+    last = len(tokens) - 1
+    for i, (token, word) in enumerate(tokens):
+        if word or i == 0 or not tokens[i - 1][1]:
+            units.append(_START)
+            if owner is not None:
+                owner.append(i)
+        units.append(token)
+        if owner is not None:
+            owner.append(i)
+        if word or i == last or not tokens[i + 1][1]:
+            units.append(_END)
+            if owner is not None:
+                owner.append(i)
+    return units
+
+
+def mask_arguments(message: str, arguments: object) -> str:
+    """``message`` with every whole-token occurrence of an argument value replaced by :data:`MASK`.
+
+    Values are stripped and matched case-insensitively, each occurrence only where it is not glued
+    to a letter, digit or ``_`` on either side; where occurrences overlap or nest, the characters
+    they cover together become one mask (LABEL-MASK). One pass over the message with one
+    automaton (Aho-Corasick over its tokens) for all values: linear in the message and the
+    values, however many values there are.
     """
-    values = sorted({v.strip() for v in argument_values(arguments) if v.strip()}, key=len, reverse=True)
+    values = {v.strip() for v in argument_values(arguments)}
+    values.discard("")
+    if not values or not message:
+        return message
+    words = _TOKEN.findall(_fold(message))
+    ids: dict[str, int] = {}
+    tokens = [(ids.setdefault(w, len(ids)), _word(w)) for w in words]
+    patterns: list[list[int]] = []
     for value in values:
-        pattern = re.compile(r"(?<!\w)" + re.escape(value) + r"(?!\w)", re.IGNORECASE)
-        message = pattern.sub(MASK, message)
-    return message
+        value_tokens: list[tuple[int, bool]] = []
+        for word in _TOKEN.findall(_fold(value)):
+            token_id = ids.get(word)
+            if token_id is None:
+                break  # a token the message does not hold: the value does not occur in it
+            value_tokens.append((token_id, _word(word)))
+        else:
+            patterns.append(_units(value_tokens))
+    if not patterns:
+        return message
+    owner: list[int] = []
+    covered = _occurrences(_units(tokens, owner), patterns)
+    if not covered:
+        return message
+    starts = [0]
+    for word in words:
+        starts.append(starts[-1] + len(word))
+    parts: list[str] = []
+    at = 0
+    for first, last in covered:  # a start marker and an end marker
+        start, stop = starts[owner[first]], starts[owner[last] + 1]
+        parts.append(message[at:start])
+        parts.append(MASK)
+        at = stop
+    parts.append(message[at:])
+    return "".join(parts)
+
+
+def _occurrences(units: Sequence[int], patterns: Sequence[Sequence[int]]) -> list[tuple[int, int]]:
+    """The union of every occurrence of a pattern in ``units``, as disjoint ``(first, last)``
+    unit index ranges in order (Aho-Corasick: the longest pattern ending at each unit)."""
+    goto: list[dict[int, int]] = [{}]
+    longest: list[int] = [0]
+    for pattern in patterns:
+        node = 0
+        for symbol in pattern:
+            child = goto[node].get(symbol)
+            if child is None:
+                child = len(goto)
+                goto.append({})
+                longest.append(0)
+                goto[node][symbol] = child
+            node = child
+        longest[node] = max(longest[node], len(pattern))
+    fail = [0] * len(goto)
+    queue = deque(goto[0].values())
+    while queue:
+        node = queue.popleft()
+        for symbol, child in goto[node].items():
+            queue.append(child)
+            back = fail[node]
+            while back and symbol not in goto[back]:
+                back = fail[back]
+            fail[child] = goto[back].get(symbol, 0)
+            longest[child] = max(longest[child], longest[fail[child]])
+    merged: list[tuple[int, int]] = []
+    state = 0
+    for position, symbol in enumerate(units):
+        step = goto[state].get(symbol)
+        while step is None and state:
+            state = fail[state]
+            step = goto[state].get(symbol)
+        state = step or 0
+        length = longest[state]
+        if length:
+            first = position - length + 1
+            while merged and merged[-1][1] >= first:
+                first = min(first, merged.pop()[0])
+            merged.append((first, position))
+    return merged
 
 
 @attrs.frozen(slots=True)
