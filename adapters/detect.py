@@ -119,14 +119,22 @@ def _top_level_keys(text: str) -> list[str]:
         i += 1
 
 
-def _line_object(keys: set[str]) -> Detection | None:
-    """DETECT-LINES: a JSON object on one line: a record, a chat line, a BFCL entry, or a whole log."""
+def _line_keys(keys: set[str]) -> Detection | None:
+    """DETECT-LINES: the keys of a record, a chat line or a BFCL entry."""
     if "outcome" in keys or "actions" in keys:
         return Detection("records", "JSON lines with 'outcome' or 'actions'")
     if "messages" in keys:
         return Detection("chat", "JSON lines with 'messages'")
     if "id" in keys and "result" in keys:
         return Detection("bfcl", "JSON lines with 'id' and 'result' (BFCL entries)")
+    return None
+
+
+def _line_object(keys: set[str]) -> Detection | None:
+    """DETECT-LINES: a JSON object on one line: a record, a chat line, a BFCL entry, or a whole log."""
+    found = _line_keys(keys)
+    if found is not None:
+        return found
     found = _document_object(keys)
     if found is not None:
         return found
@@ -179,6 +187,11 @@ def detect_text(name: str, text: str) -> Detection:
         value = None
     if isinstance(value, dict):
         found = _line_object(set(value))
+    elif "\n" not in body and len(text.encode("utf-8")) >= HEAD_BYTES - 4:
+        # DETECT-LONG-LINE: a first line longer than the head (lines up to 64 MiB are valid) is
+        # decided from the keys the head holds, as a line or a document.
+        keys = set(_top_level_keys(body))
+        found = _line_keys(keys) or _document_object(keys) or _line_object(keys)
     else:
         found = _document_object(set(_top_level_keys(body)))
     if found is not None:

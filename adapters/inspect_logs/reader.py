@@ -29,7 +29,7 @@ from prefixexec.kernel import ConditionKey, Rollout, ToolCall, replay
 from ..errors import InputError
 from ..inputs import open_binary, open_text, reading
 from ..labels import load_label_rules
-from ..limits import DEEP, MAX_MEMBER_BYTES, MAX_RATIO, RATIO_FLOOR, notice
+from ..limits import DEEP, MAX_MEMBER_BYTES, MAX_RATIO, MAX_TRIAL, RATIO_FLOOR, notice
 from ..records import unique_rollouts
 from ..text import one_line
 from .semantics import (
@@ -681,6 +681,9 @@ def sample_rollout(
         raise InputError(where, f"'id' must be a string or an integer, got {sample_id!r}")
     if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0:
         raise InputError(where, f"'epoch' must be an integer >= 0, got {epoch!r}")
+    if epoch > MAX_TRIAL:  # HOSTILE-TRIAL, named by the log's own field (the epoch is the trial)
+        what = f"'epoch' = {epoch} exceeds the limit {MAX_TRIAL} = 2**62 - 1 (HOSTILE-TRIAL)"
+        raise InputError(where, what)
     where = f"{where} (id {sample_id!r}, epoch {epoch})"
     task, found = sample_task(sample, header, where)
     outcome = replay(semantics, task, [c.action for c in task.calls])
