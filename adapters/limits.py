@@ -374,10 +374,10 @@ def guarded(handler: Callable[[Any], int], args: Any) -> int:
     except ValueError:  # not the main thread
         previous = None
     global _deferred
-    _deferred = []
+    outer, _deferred = _deferred, []  # a command may run another in this process (conformance)
     try:
         status = handler(args)
-        held, _deferred = _deferred, None
+        held, _deferred = _deferred or [], outer
         sys.stderr.write("".join(held))
         return status
     except KeyboardInterrupt:
@@ -398,7 +398,7 @@ def guarded(handler: Callable[[Any], int], args: Any) -> int:
         where = str(exc.filename) if exc.filename is not None else "input"
         raise InputError(where, f"cannot read or write: {exc.strerror or exc}") from None
     finally:
-        _deferred = None
+        _deferred = outer
         set_inputs([])
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
