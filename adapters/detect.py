@@ -222,6 +222,9 @@ def detect(path: str) -> Detection:
         raise InputError(path, f"is a directory without {TOOLSANDBOX_SUMMARY}: no adapter reads it")
     if last_part(path) == TOOLSANDBOX_SUMMARY:
         return Detection("toolsandbox", f"named {TOOLSANDBOX_SUMMARY} (a ToolSandbox run)")
+    from .inputs import check_input_file
+
+    check_input_file(path)  # a named pipe, a device or a pseudo-file is refused before it is opened
     if _is_pipe(path):
         raise InputError(
             path,

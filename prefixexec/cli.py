@@ -586,8 +586,8 @@ def leave(status: int) -> NoReturn:
     """End the process with ``status``: at once (``os._exit``) when that loses nothing, else as
     usual (``SystemExit``).
 
-    At once only when standard output and error flushed without error (a broken pipe keeps
-    Python's usual report), no thread but the main one is alive (a non-daemon thread would be
+    At once only when standard output and error flushed without error (a broken pipe ends with
+    :data:`EXIT_PIPE`, HOSTILE-PIPE), no thread but the main one is alive (a non-daemon thread would be
     waited for) and no ``atexit`` callback is registered (whatever wants to clean up at exit
     registers one: ``weakref.finalize``, ``tempfile`` directories, logging, matplotlib, Dask).
     Every file this package writes is closed before its command returns (atomic writers).
@@ -601,7 +601,9 @@ def leave(status: int) -> NoReturn:
         for stream in (sys.stdout, sys.stderr):
             if stream is not None:
                 stream.flush()
-    except (OSError, ValueError):  # broken pipe, closed stream: Python's own exit reports it
+    except BrokenPipeError:  # HOSTILE-PIPE: the reader of standard output went away
+        raise SystemExit(closed_pipe()) from None
+    except (OSError, ValueError):  # a closed stream: Python's own exit reports it
         raise SystemExit(status) from None
     if count is not None and count() == 0 and threading.active_count() == 1:
         os._exit(status)

@@ -80,7 +80,7 @@ class TheirCondition:
 # Reading their report (XCHK-INPUT)
 
 
-#: CROSS-NUMBERS: the most digits of a number or an exact rational in their report (Python's own
+#: XCHK-NUMBERS: the most digits of a number or an exact rational in their report (Python's own
 #: int <-> str limit); beyond it a value is refused with one line.
 MAX_DIGITS = 4300
 
@@ -100,7 +100,7 @@ def _shown(value: Any, limit: int = 60) -> str:
 
 def _approx(value: Fraction) -> float:
     """``float(value)``, or an infinity where the value is beyond floats (the comparison is
-    exact; the float is for display: CROSS-NUMBERS)."""
+    exact; the float is for display: XCHK-NUMBERS)."""
     try:
         return float(value)
     except OverflowError:
@@ -113,7 +113,7 @@ def _reported_json(where: str, value: Any, kind: Kind, tol: Fraction) -> Reporte
         return Reported(None, "null", kind, tol)
     if kind == "exact":
         if isinstance(value, str) and len(value) > 2 * MAX_DIGITS + 2:
-            raise InputError(where, f"an exact rational of more than {MAX_DIGITS} digits (CROSS-NUMBERS)")
+            raise InputError(where, f"an exact rational of more than {MAX_DIGITS} digits (XCHK-NUMBERS)")
         parsed = parse_rational(value)
         if parsed is None:
             raise InputError(
@@ -390,7 +390,7 @@ def read_their_rollouts_csv(path: str, mapping: Mapping[str, str]) -> dict[Condi
             if not text:
                 ints[name] = 0 if name == "trial" else None
                 continue
-            if not text.isdigit() or len(text) > 30:  # CROSS-NUMBERS: a FED, T or trial has a few digits
+            if not text.isdigit() or len(text) > 30:  # XCHK-NUMBERS: a FED, T or trial has a few digits
                 what = f"not a non-negative integer of at most 30 digits: {_shown(text)}"
                 raise InputError(where, f"column {columns[name]}: {what}")
             ints[name] = int(text)

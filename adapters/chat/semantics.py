@@ -89,7 +89,7 @@ def error_labels(text: str, arguments: object = None, rules: LabelRules = NO_RUL
 
 def _validator_class(schema: Mapping[str, Any]) -> type[jsonschema.protocols.Validator]:
     """The validator of the draft ``$schema`` names; draft 2020-12 when absent or unknown; with
-    the keywords that match patterns or compare items replaced by bounded ones (CHAT-SCHEMA-SAFE)."""
+    the keywords that match patterns or compare items replaced by bounded ones (HOSTILE-SCHEMA-COST)."""
     with warnings.catch_warnings():
         # Older jsonschema releases warn (DeprecationWarning) on an unknown $schema.
         warnings.simplefilter("ignore", DeprecationWarning)
