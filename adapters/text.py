@@ -29,8 +29,6 @@ CONTROL = frozenset(
 )
 
 _ESCAPES = {c: (f"\\x{c:02x}" if c <= 0xFF else f"\\u{c:04x}") for c in CONTROL}
-#: The same characters as JSON escapes (lossless inside a JSON string).
-_JSON_ESCAPES = {c: f"\\u{c:04x}" for c in CONTROL if c >= 0x7F}
 
 
 def printable(text: str) -> str:
@@ -49,21 +47,10 @@ def printable_lines(text: str) -> str:
     return "\n".join(printable(line) for line in text.split("\n"))
 
 
-def json_printable(text: str) -> str:
-    """A JSON document with DEL, C1 controls and bidi characters written as ``\\uNNNN`` escapes.
-
-    ``json.dumps(..., ensure_ascii=False)`` escapes C0 controls but writes these as they are;
-    inside a JSON string the escape stands for the same character, so the document still holds
-    the same data (HOSTILE-CONTROL)."""
-    if text.isascii() and "\x7f" not in text:
-        return text
-    return text.translate(_JSON_ESCAPES)
-
-
 def one_line(text: str) -> str:
     """A message from another library as one line: runs of white space (newlines included)
     become one space, and the ends are stripped (HOSTILE-ONE-LINE)."""
     return " ".join(text.split())
 
 
-__all__ = ["CONTROL", "json_printable", "one_line", "printable", "printable_lines"]
+__all__ = ["CONTROL", "one_line", "printable", "printable_lines"]

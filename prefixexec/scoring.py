@@ -63,11 +63,9 @@ def condition_json(key: ConditionKey, m: ConditionMetrics) -> dict[str, Any]:
 
 
 def dumps(document: Mapping[str, Any]) -> str:
-    """Serialise deterministically (fixed key order, no NaN), ending with a newline; DEL, C1
-    controls and bidi characters are written as JSON escapes (HOSTILE-CONTROL)."""
-    from prefixexec.adapters.text import json_printable
-
-    return json_printable(json.dumps(document, indent=2, allow_nan=False, ensure_ascii=False)) + "\n"
+    """Serialise deterministically (fixed key order, no NaN), ending with a newline (JSON escapes
+    every C0 control character, ESC included: HOSTILE-CONTROL)."""
+    return json.dumps(document, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
 
 
 def half_up(value: Fraction | float, digits: int) -> str:

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from prefixexec.adapters.text import json_printable, printable_lines
+from prefixexec.adapters.text import printable_lines
 from prefixexec.audit_table import audit, format_verdicts, read_table, verdict_json
 
 NAME = "audit-table"
@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         doc = {"table": args.table, "rows": [verdict_json(v) for v in verdicts]}
         text = json.dumps(doc, indent=2, allow_nan=False, ensure_ascii=False)
-        sys.stdout.write(json_printable(text) + "\n")
+        sys.stdout.write(text + "\n")
     else:
         sys.stdout.write(printable_lines(format_verdicts(verdicts)))
     return 0 if all(v.consistent for v in verdicts) else 1

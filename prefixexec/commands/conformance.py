@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from prefixexec.adapters import InputError
-from prefixexec.adapters.text import json_printable, printable_lines
+from prefixexec.adapters.text import printable_lines
 from prefixexec.cli import int_at_least
 from prefixexec.conformance import (
     POINT_KEYS,
@@ -128,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.json:
         text = json.dumps(results_json(results), indent=2, allow_nan=False)
-        sys.stdout.write(json_printable(text) + "\n")
+        sys.stdout.write(text + "\n")
     else:
         sys.stdout.write(printable_lines(format_results(results)))
     return 0 if all(r.ok for r in results) else 1

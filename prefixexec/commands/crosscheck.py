@@ -9,7 +9,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from prefixexec.adapters import InputError
-from prefixexec.adapters.text import json_printable, printable_lines
+from prefixexec.adapters.text import printable_lines
 from prefixexec.cli import add_adapter_options, add_bootstrap_options, read_input, settings_of, signature_of
 from prefixexec.crosscheck import (
     CONDITION_COLUMNS,
@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     signature = str(signature_of(args))
     if args.json:
         text = json.dumps(checks_json(checks, signature), indent=2, allow_nan=False)
-        sys.stdout.write(json_printable(text) + "\n")
+        sys.stdout.write(text + "\n")
     else:
         sys.stdout.write(printable_lines(format_checks(checks, signature)))
     return 1 if any(c.differs for c in checks) else 0
