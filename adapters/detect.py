@@ -86,16 +86,22 @@ def last_part(path: str) -> str:
     return named[-1] if named else ""
 
 
-def _head(path: str) -> bytes:
+def _is_pipe(path: str) -> bool:
+    import stat
+
     try:
-        with open(path, "rb") as handle:
-            return handle.read(HEAD_BYTES)
-    except FileNotFoundError:
-        raise InputError(path, "no such file") from None
-    except PermissionError:
-        raise InputError(path, "permission denied") from None
-    except OSError as exc:
-        raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _head(path: str) -> bytes:
+    """The first :data:`HEAD_BYTES` of a file, opened with the checks every input gets (no
+    device, FIFO or pseudo-file: HOSTILE-DEVICE, HOSTILE-FIFO, HOSTILE-PSEUDO)."""
+    from .inputs import open_binary, reading
+
+    with reading(path), open_binary(path) as handle:
+        return handle.read(HEAD_BYTES)
 
 
 def _top_level_keys(text: str) -> list[str]:
@@ -132,8 +138,8 @@ def _top_level_keys(text: str) -> list[str]:
         i += 1
 
 
-def _line_object(keys: set[str]) -> Detection | None:
-    """DETECT-LINES: a JSON object on one line: a record, a chat line, a BFCL entry, or a whole log."""
+def _line_keys(keys: set[str]) -> Detection | None:
+    """DETECT-LINES: the keys of a record, a chat line or a BFCL entry."""
     if "outcome" in keys or "actions" in keys:
         return Detection("records", "JSON lines with 'outcome' or 'actions'")
     found = _trace_object(keys, "")
@@ -143,6 +149,14 @@ def _line_object(keys: set[str]) -> Detection | None:
         return Detection("chat", "JSON lines with 'messages'")
     if "id" in keys and "result" in keys:
         return Detection("bfcl", "JSON lines with 'id' and 'result' (BFCL entries)")
+    return None
+
+
+def _line_object(keys: set[str]) -> Detection | None:
+    """DETECT-LINES: a JSON object on one line: a record, a chat line, a BFCL entry, or a whole log."""
+    found = _line_keys(keys)
+    if found is not None:
+        return found
     found = _document_object(keys)
     if found is not None:
         return found
@@ -197,8 +211,11 @@ def detect_text(name: str, text: str) -> Detection:
         value = None
     if isinstance(value, dict):
         found = _trace_object(set(value), text) or _line_object(set(value))
-    elif body.startswith('{"resourceSpans"') or body.startswith('{ "resourceSpans"'):
-        found = _trace_object({"resourceSpans"}, text)  # an OTLP line longer than the head
+    elif "\n" not in body and len(text.encode("utf-8")) >= HEAD_BYTES - 4:
+        # DETECT-LONG-LINE: a first line longer than the head (lines up to 64 MiB are valid) is
+        # decided from the keys the head holds, as a line or a document (an OTLP line too).
+        keys = set(_top_level_keys(body))
+        found = _trace_object(keys, text) or _line_keys(keys) or _document_object(keys) or _line_object(keys)
     else:
         found = _document_object(set(_top_level_keys(body)))
     if found is not None:
@@ -229,6 +246,15 @@ def detect(path: str) -> Detection:
         raise InputError(path, f"is a directory without {TOOLSANDBOX_SUMMARY}: no adapter reads it")
     if last_part(path) == TOOLSANDBOX_SUMMARY:
         return Detection("toolsandbox", f"named {TOOLSANDBOX_SUMMARY} (a ToolSandbox run)")
+    from .inputs import check_input_file
+
+    check_input_file(path)  # a named pipe, a device or a pseudo-file is refused before it is opened
+    if _is_pipe(path):
+        raise InputError(
+            path,
+            "is a pipe: detection would take its first bytes from the reader; choose --adapter "
+            "(or give it on standard input, '-', where they are put back)",
+        )
     head = _head(path)
     if head.startswith(PARQUET_MAGIC):
         return Detection("parquet", "starts with the Parquet magic PAR1")

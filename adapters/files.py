@@ -30,8 +30,14 @@ if TYPE_CHECKING:
 _INPUTS: dict[tuple[int, int], str] = {}
 
 
+#: The most files of input directories (a ToolSandbox run) remembered as inputs.
+MAX_DIRECTORY_INPUTS = 100_000
+
+
 def set_inputs(paths: Iterable[str]) -> None:
-    """Remember the inputs of this command, which no output may replace (HOSTILE-OUTPUT-INPUT)."""
+    """Remember the inputs of this command, which no output may replace (HOSTILE-OUTPUT-INPUT):
+    the files it reads and, for a directory, the regular files inside it (a run directory's
+    files are read too)."""
     _INPUTS.clear()
     for path in paths:
         if path == "-":
@@ -42,6 +48,24 @@ def set_inputs(paths: Iterable[str]) -> None:
             continue  # the reader names a missing or unreadable input
         if stat.S_ISREG(info.st_mode):
             _INPUTS[(info.st_dev, info.st_ino)] = path
+        elif stat.S_ISDIR(info.st_mode):
+            _directory_inputs(path)
+
+
+def _directory_inputs(folder: str) -> None:
+    seen = 0
+    for root, _, names in os.walk(folder):
+        for name in names:
+            seen += 1
+            if seen > MAX_DIRECTORY_INPUTS:
+                return
+            path = os.path.join(root, name)
+            try:
+                info = os.stat(path)
+            except OSError:
+                continue
+            if stat.S_ISREG(info.st_mode):
+                _INPUTS.setdefault((info.st_dev, info.st_ino), path)
 
 
 def _special(path: str) -> bool:
@@ -111,6 +135,35 @@ def _not_an_input(path: str) -> None:
         raise InputError(path, f"is the input file {first!r}: refusing to overwrite an input")
 
 
+def output_identity(path: str) -> tuple[object, ...] | None:
+    """What makes two output paths the same file: device and inode of an existing file, else the
+    real folder and the name; ``None`` for a special file (a device such as ``/dev/null``, a FIFO,
+    ``/dev/stdout``), which is written directly and may take several outputs."""
+    if _special(path):
+        return None
+    try:
+        info = os.stat(path)
+    except OSError:
+        folder = os.path.realpath(os.path.dirname(os.path.abspath(path)))
+        return ("new", folder, os.path.basename(os.path.abspath(path)))
+    return ("file", info.st_dev, info.st_ino)
+
+
+def check_distinct(outputs: Iterable[tuple[str, str]]) -> None:
+    """Refuse two outputs on one file (HOSTILE-OUTPUT-TWICE): ``(option, path)`` pairs, e.g.
+    ``--output same.jsonl --rollouts same.jsonl``, where one output would silently replace the
+    other."""
+    seen: dict[tuple[object, ...], str] = {}
+    for option, path in outputs:
+        key = output_identity(path)
+        if key is None:
+            continue
+        if key in seen:
+            what = f"is also the file of {seen[key]}: two outputs cannot share one file"
+            raise InputError(path, what + " (HOSTILE-OUTPUT-TWICE)")
+        seen[key] = option
+
+
 def check_outputs(paths: Iterable[str | None], folder: str | None = None) -> None:
     """Check every output path given on the command line before any input is read
     (HOSTILE-OUTPUT-EARLY); ``folder``: an output folder (``report --out``), which may be
@@ -130,6 +183,22 @@ def check_outputs(paths: Iterable[str | None], folder: str | None = None) -> Non
         while not existing.exists():  # the folder is made if missing: its nearest existing parent
             existing = existing.parent
         _probe(folder, existing)
+
+
+def check_report_file(path: str) -> None:
+    """A file a report will write (HOSTILE-REPORT): not a directory, not an input, not a
+    special file (a report's files are regular files, renamed into place)."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise InputError(path, f"cannot write the report: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InputError(path, "cannot write the report: a directory has this file's name")
+    _not_an_input(path)
+    if _special(path):
+        raise InputError(path, "cannot write the report: not a regular file (a device, FIFO or socket)")
 
 
 @contextmanager

@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import re
-import sys
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -32,6 +31,7 @@ from prefixexec.kernel import ConditionKey, Outcome, Rollout
 from prefixexec.kernel.actions import Action, NoToolAction
 
 from .errors import InputError
+from .limits import notice
 
 #: The values of ``--harness-errors``.
 CHOICES = ("failure", "exclude")
@@ -216,9 +216,9 @@ def report(adapter: str, errors: Sequence[HarnessError]) -> None:
         names = ", ".join(f"{e.task_id} (trial {e.trial})" for e in group[:10])
         more = "" if len(group) <= 10 else f" and {len(group) - 10} more"
         other = "exclude" if group is counted else "failure"
-        sys.stderr.write(
+        notice(  # HOSTILE-NOTICE: held back until the command succeeds, escaped
             f"prefixexec: {adapter}: {len(group)} harness error(s) {verb} "
-            f"(--harness-errors {other} to change): {names}{more}\n"
+            f"(--harness-errors {other} to change): {names}{more}"
         )
 
 

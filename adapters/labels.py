@@ -12,7 +12,7 @@ SHA-256 enters the signature.
 TOML layout::
 
     [[taubench]]                # the adapter's name, as given to --adapter
-    pattern = "no existe"       # a Python regular expression (re.search on the masked text)
+    pattern = "no existe"       # a regular expression (RE2, searched in the masked text)
     label = "dependency"        # schema | dependency | precondition | state_consistency | information
 
     [[taubench]]
@@ -25,14 +25,15 @@ from __future__ import annotations
 import hashlib
 import re
 import tomllib
+from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
 
 import attrs
 
 from prefixexec.kernel import Label
 
 from .errors import InputError
+from .regex import Pattern, checked_pattern
 
 #: What a masked argument value becomes in the text the families are matched on (LABEL-MASK).
 MASK = "\u2039arg\u203a"
@@ -42,13 +43,17 @@ _LABELS = {label.value: label for label in Label}
 
 
 def argument_values(arguments: object) -> Iterator[str]:
-    """Every scalar inside an argument value, as text (strings as they are, numbers by ``str``)."""
+    """Every scalar inside an argument value, as text (strings as they are, numbers by ``str``;
+    an integer beyond Python's digit limit cannot occur in a message and is skipped)."""
     if isinstance(arguments, str):
         yield arguments
     elif isinstance(arguments, bool) or arguments is None:
         return
     elif isinstance(arguments, int | float):
-        yield str(arguments)
+        try:
+            yield str(arguments)
+        except ValueError:  # more digits than int -> str converts
+            return
     elif isinstance(arguments, Mapping):
         for value in arguments.values():
             yield from argument_values(value)
@@ -57,24 +62,143 @@ def argument_values(arguments: object) -> Iterator[str]:
             yield from argument_values(value)
 
 
-def mask_arguments(message: str, arguments: object) -> str:
-    """``message`` with each whole-token occurrence of an argument value replaced by :data:`MASK`.
+#: A token of a text: a run of word characters (Python's ``\w``) or one other character.
+_TOKEN = re.compile(r"\w+|\W")
+#: Markers between tokens: an occurrence may start (``_START``) or end (``_END``) here.
+_START, _END = -1, -2
 
-    Values are masked longest first and case-insensitively; an occurrence counts only where it
-    is not glued to a letter, digit or ``_`` on either side (LABEL-MASK).
+
+def _fold(text: str) -> str:
+    """``text`` lower-cased character by character (the same length: a character whose lower
+    case is longer, such as 'İ', is kept)."""
+    folded = text.lower()
+    if len(folded) == len(text):
+        return folded
+    return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+
+
+def _word(token: str) -> bool:
+    return len(token) > 1 or token.isalnum() or token == "_"  # what \w+ matches
+
+
+def _units(tokens: Sequence[tuple[int, bool]], owner: list[int] | None = None) -> list[int]:
+    """Token ids with the markers: ``_START`` before a token where an occurrence may begin (a word
+    run, the first token, or a token after a non-word character) and ``_END`` after a token where
+    one may end. A value's units occur in a text's units exactly where the value occurs in the
+    text not glued to a letter, digit or ``_`` on either side (LABEL-MASK). ``owner`` gets, for
+    each unit, the index of its token (a marker's: the token it stands before or after)."""
+    units: list[int] = []
+    last = len(tokens) - 1
+    for i, (token, word) in enumerate(tokens):
+        if word or i == 0 or not tokens[i - 1][1]:
+            units.append(_START)
+            if owner is not None:
+                owner.append(i)
+        units.append(token)
+        if owner is not None:
+            owner.append(i)
+        if word or i == last or not tokens[i + 1][1]:
+            units.append(_END)
+            if owner is not None:
+                owner.append(i)
+    return units
+
+
+def mask_arguments(message: str, arguments: object) -> str:
+    """``message`` with every whole-token occurrence of an argument value replaced by :data:`MASK`.
+
+    Values are stripped and matched case-insensitively, each occurrence only where it is not glued
+    to a letter, digit or ``_`` on either side; where occurrences overlap or nest, the characters
+    they cover together become one mask (LABEL-MASK). One pass over the message with one
+    automaton (Aho-Corasick over its tokens) for all values: linear in the message and the
+    values, however many values there are.
     """
-    values = sorted({v.strip() for v in argument_values(arguments) if v.strip()}, key=len, reverse=True)
+    values = {v.strip() for v in argument_values(arguments)}
+    values.discard("")
+    if not values or not message:
+        return message
+    words = _TOKEN.findall(_fold(message))
+    ids: dict[str, int] = {}
+    tokens = [(ids.setdefault(w, len(ids)), _word(w)) for w in words]
+    patterns: list[list[int]] = []
     for value in values:
-        pattern = re.compile(r"(?<!\w)" + re.escape(value) + r"(?!\w)", re.IGNORECASE)
-        message = pattern.sub(MASK, message)
-    return message
+        value_tokens: list[tuple[int, bool]] = []
+        for word in _TOKEN.findall(_fold(value)):
+            token_id = ids.get(word)
+            if token_id is None:
+                break  # a token the message does not hold: the value does not occur in it
+            value_tokens.append((token_id, _word(word)))
+        else:
+            patterns.append(_units(value_tokens))
+    if not patterns:
+        return message
+    owner: list[int] = []
+    covered = _occurrences(_units(tokens, owner), patterns)
+    if not covered:
+        return message
+    starts = [0]
+    for word in words:
+        starts.append(starts[-1] + len(word))
+    parts: list[str] = []
+    at = 0
+    for first, last in covered:  # a start marker and an end marker
+        start, stop = starts[owner[first]], starts[owner[last] + 1]
+        parts.append(message[at:start])
+        parts.append(MASK)
+        at = stop
+    parts.append(message[at:])
+    return "".join(parts)
+
+
+def _occurrences(units: Sequence[int], patterns: Sequence[Sequence[int]]) -> list[tuple[int, int]]:
+    """The union of every occurrence of a pattern in ``units``, as disjoint ``(first, last)``
+    unit index ranges in order (Aho-Corasick: the longest pattern ending at each unit)."""
+    goto: list[dict[int, int]] = [{}]
+    longest: list[int] = [0]
+    for pattern in patterns:
+        node = 0
+        for symbol in pattern:
+            child = goto[node].get(symbol)
+            if child is None:
+                child = len(goto)
+                goto.append({})
+                longest.append(0)
+                goto[node][symbol] = child
+            node = child
+        longest[node] = max(longest[node], len(pattern))
+    fail = [0] * len(goto)
+    queue = deque(goto[0].values())
+    while queue:
+        node = queue.popleft()
+        for symbol, child in goto[node].items():
+            queue.append(child)
+            back = fail[node]
+            while back and symbol not in goto[back]:
+                back = fail[back]
+            fail[child] = goto[back].get(symbol, 0)
+            longest[child] = max(longest[child], longest[fail[child]])
+    merged: list[tuple[int, int]] = []
+    state = 0
+    for position, symbol in enumerate(units):
+        step = goto[state].get(symbol)
+        while step is None and state:
+            state = fail[state]
+            step = goto[state].get(symbol)
+        state = step or 0
+        length = longest[state]
+        if length:
+            first = position - length + 1
+            while merged and merged[-1][1] >= first:
+                first = min(first, merged.pop()[0])
+            merged.append((first, position))
+    return merged
 
 
 @attrs.frozen(slots=True)
 class LabelRule:
     """One user rule: the first rule whose ``pattern`` matches the masked text gives ``label``."""
 
-    pattern: re.Pattern[str]
+    pattern: Pattern
     label: Label
 
 
@@ -98,11 +222,28 @@ NO_RULES = LabelRules()
 
 def file_digest(path: str) -> str:
     """``sha256:`` and the first 12 hex digits of the file's bytes, for the signature."""
+    return "sha256:" + hashlib.sha256(_rules_bytes(path)).hexdigest()[:12]
+
+
+#: The largest label-rules file read (a TOML file of a few rules; HOSTILE-OPTION-FILE).
+MAX_RULES_BYTES = 1 << 20
+
+
+def _rules_bytes(path: str) -> bytes:
+    """The bytes of a label-rules file, opened with the checks of every input (no FIFO, device
+    or pseudo-file: HOSTILE-FIFO, HOSTILE-PSEUDO) and read up to :data:`MAX_RULES_BYTES`."""
+    from .inputs import open_binary
+
     try:
-        data = Path(path).read_bytes()
+        with open_binary(path, "a TOML file of label rules") as handle:
+            data = handle.read(MAX_RULES_BYTES + 1)
+    except InputError as exc:
+        raise InputError(path, f"cannot read the label rules: {exc.what}") from None
     except OSError as exc:
         raise InputError(path, f"cannot read the label rules: {exc.strerror or exc}") from None
-    return "sha256:" + hashlib.sha256(data).hexdigest()[:12]
+    if len(data) > MAX_RULES_BYTES:
+        raise InputError(path, f"label rules larger than {MAX_RULES_BYTES} bytes")
+    return data
 
 
 def load_label_rules(path: str | None, adapter: str) -> LabelRules:
@@ -115,10 +256,7 @@ def load_label_rules(path: str | None, adapter: str) -> LabelRules:
             f"the {adapter} adapter does not label calls from message text "
             f"(label rules apply to: {', '.join(TEXT_LABELLED)})",
         )
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(path, f"cannot read the label rules: {exc.strerror or exc}") from None
+    data = _rules_bytes(path)
     try:
         document = tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError:
@@ -150,11 +288,8 @@ def _rule(entry: object, path: str, where: str) -> LabelRule:
         raise InputError(path, f"{where}: 'pattern' must be a non-empty string")
     if not isinstance(label, str) or label not in _LABELS:
         raise InputError(path, f"{where}: 'label' must be one of {', '.join(_LABELS)}: {label!r}")
-    try:
-        compiled = re.compile(pattern)
-    except re.error as exc:
-        raise InputError(path, f"{where}: 'pattern' is not a valid regular expression: {exc}") from None
-    return LabelRule(compiled, _LABELS[label])
+    # Linear-time matching (HOSTILE-REGEX): a rule like "(a+)+$" cannot make a message cost minutes.
+    return LabelRule(checked_pattern(pattern, path, f"{where}: 'pattern'"), _LABELS[label])
 
 
 def family_labels(

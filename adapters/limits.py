@@ -83,18 +83,46 @@ def bounded_lines(stream: IO[str], name: str) -> Iterator[tuple[int, str]]:
         yield number, line
 
 
+#: Notices of the running command, written only when it succeeds (HOSTILE-NOTICE); ``None``
+#: outside a command (the Python API): notices are written at once.
+_deferred: list[str] | None = None
+
+
+def notice(line: str) -> None:
+    """A reader's warning or notice, ``prefixexec: ...``, on stderr as one escaped line
+    (HOSTILE-CONTROL). During a command it is held back and written after the command succeeded:
+    a run that fails prints its error line and nothing else (HOSTILE-NOTICE)."""
+    import sys
+
+    from .text import printable
+
+    text = printable(line) + "\n"
+    if _deferred is None:
+        sys.stderr.write(text)
+    else:
+        _deferred.append(text)
+
+
 def check_stdin() -> None:
-    """Refuse standard input from a device that never ends (HOSTILE-DEVICE): ``< /dev/zero``.
-    A terminal, a pipe or a regular file is read."""
+    """Refuse standard input from a device that never ends (HOSTILE-DEVICE): ``< /dev/zero``, or
+    from a pseudo-file (HOSTILE-PSEUDO): ``< /proc/kmsg``. A terminal, a pipe or a regular file
+    is read."""
     import sys
 
     try:
         fd = sys.stdin.fileno()
     except (AttributeError, OSError, ValueError):
         return  # not a file descriptor (a test's StringIO)
-    mode = os.fstat(fd).st_mode
+    info = os.fstat(fd)
+    mode = info.st_mode
     if (stat.S_ISCHR(mode) and not os.isatty(fd)) or stat.S_ISBLK(mode):
         raise InputError("<stdin>", "is a device, not a stream that ends (HOSTILE-DEVICE)")
+    if stat.S_ISREG(mode):
+        from .inputs import fault
+
+        problem = fault("<stdin>", info)
+        if problem is not None:
+            raise InputError("<stdin>", problem)
 
 
 def too_long(where: str, limit: int) -> InputError:
@@ -275,24 +303,12 @@ def first_array_fault(batch: RolloutArrays) -> tuple[int, str] | None:
 
 
 def check_input_file(path: str) -> None:
-    """Refuse an input path that cannot be read to its end (HOSTILE-DEVICE, HOSTILE-LOOP):
-    a symlink loop, or a character or block device (``/dev/zero``, ``/dev/urandom``).
+    """Refuse an input path that cannot be read to its end without blocking: a symlink loop, a
+    device, a named pipe, a pseudo-file (:func:`adapters.inputs.check_input_file`; HOSTILE-LOOP,
+    HOSTILE-DEVICE, HOSTILE-FIFO, HOSTILE-PSEUDO)."""
+    from .inputs import check_input_file as check
 
-    Regular files, directories (for adapters that read them) and pipes/FIFOs are accepted;
-    a missing file is left to the reader, which names it.
-    """
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        try:
-            os.lstat(path)
-        except OSError:
-            return  # missing: the reader says "no such file"
-        raise InputError(path, "is a dangling symbolic link") from None
-    except OSError as exc:
-        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        raise InputError(path, "is a device, not a file that ends (HOSTILE-DEVICE)")
+    check(path)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -311,6 +327,22 @@ def _terminate(signum: int, frame: object) -> None:
     raise Terminated
 
 
+#: Options that name a file the command reads (HOSTILE-OPTION-FILE: inputs like the positional ones).
+INPUT_OPTIONS = ("label_rules", "theirs", "their_rollouts", "table")
+
+
+def option_files(args: Any) -> list[str]:
+    """The files a command's options read: ``--label-rules``, ``--select KEY=@FILE``, the table
+    of ``audit-table``, the reports of ``crosscheck``, ``--vectors`` (HOSTILE-OPTION-FILE: no
+    output may replace them)."""
+    found = [value for name in INPUT_OPTIONS if isinstance(value := getattr(args, name, None), str)]
+    found += [v for v in getattr(args, "vectors", None) or [] if isinstance(v, str)]
+    for item in getattr(args, "select", None) or []:
+        if isinstance(item, str) and "=@" in item:
+            found.append(item.partition("=@")[2])
+    return found
+
+
 def guarded(handler: Callable[[Any], int], args: Any) -> int:
     """Run a command's handler so that no input gives a traceback (HOSTILE-*):
 
@@ -322,17 +354,19 @@ def guarded(handler: Callable[[Any], int], args: Any) -> int:
     import signal
     import sys
 
-    from .files import check_outputs, set_inputs
+    from .files import check_distinct, check_outputs, set_inputs
 
     global max_line_bytes
     max_line_bytes = getattr(args, "max_line_bytes", None) or MAX_LINE_BYTES
     files = getattr(args, "files", None) or []
-    set_inputs([f for f in files if isinstance(f, str)])
+    set_inputs([*(f for f in files if isinstance(f, str)), *option_files(args)])
     folder = getattr(args, "out", None)
-    check_outputs(
-        [getattr(args, name, None) for name in ("output", "rollouts", "emit_evaluations")],
-        folder if isinstance(folder, str) else None,
-    )
+    outputs = [
+        (f"--{name.replace('_', '-')}", getattr(args, name, None))
+        for name in ("output", "rollouts", "emit_evaluations")
+    ]
+    check_outputs([path for _, path in outputs], folder if isinstance(folder, str) else None)
+    check_distinct([(option, path) for option, path in outputs if isinstance(path, str)])
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
@@ -342,8 +376,13 @@ def guarded(handler: Callable[[Any], int], args: Any) -> int:
         previous = signal.signal(signal.SIGTERM, _terminate)
     except ValueError:  # not the main thread
         previous = None
+    global _deferred
+    outer, _deferred = _deferred, []  # a command may run another in this process (conformance)
     try:
-        return handler(args)
+        status = handler(args)
+        held, _deferred = _deferred or [], outer
+        sys.stderr.write("".join(held))
+        return status
     except KeyboardInterrupt:
         sys.stderr.write("prefixexec: interrupted\n")
         return EXIT_SIGINT
@@ -362,6 +401,7 @@ def guarded(handler: Callable[[Any], int], args: Any) -> int:
         where = str(exc.filename) if exc.filename is not None else "input"
         raise InputError(where, f"cannot read or write: {exc.strerror or exc}") from None
     finally:
+        _deferred = outer
         set_inputs([])
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)

@@ -28,7 +28,9 @@ from prefixexec.kernel.accumulator import NO_LABEL, RolloutArrays
 from prefixexec.kernel.actions import LABEL_ORDER, parse_label
 
 from .errors import InputError
+from .inputs import check_input_file
 from .records import repeated_key_message
+from .text import one_line
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -96,6 +98,7 @@ def open_file(path: str) -> pq.ParquetFile:
         raise InputError("-", "the parquet adapter reads files, not standard input")
     if os.path.isdir(path):
         raise InputError(path, "is a directory, expected a Parquet file")
+    check_input_file(path)  # no device, FIFO or pseudo-file (HOSTILE-*): pyarrow opens the path
     try:
         check_schema(path, pq.read_schema(path))
         # String columns come back dictionary-encoded: no Python object per row.
@@ -105,7 +108,7 @@ def open_file(path: str) -> pq.ParquetFile:
     except PermissionError:
         raise InputError(path, "permission denied") from None
     except (pa.ArrowException, OSError) as exc:
-        raise InputError(path, f"not a readable Parquet file ({exc})") from None
+        raise InputError(path, f"not a readable Parquet file ({one_line(str(exc))})") from None
 
 
 def check_schema(path: str, schema: pa.Schema) -> None:
@@ -365,7 +368,8 @@ def iter_batches(
             if batch.error is not None:
                 return
     except (pa.ArrowException, OSError) as exc:
-        raise InputError(f"{path}: row {row}", f"cannot read the Parquet data ({exc})") from None
+        what = f"cannot read the Parquet data ({one_line(str(exc))})"
+        raise InputError(f"{path}: row {row}", what) from None
 
 
 @attrs.frozen(slots=True)

@@ -37,7 +37,8 @@ from prefixexec.kernel import (
 from prefixexec.kernel.actions import Action, NoToolAction
 
 from . import limits
-from .errors import InputError, file_faults
+from .errors import InputError
+from .inputs import open_binary, open_text, reading
 from .limits import (
     DEEP,
     MAX_HORIZON,
@@ -209,8 +210,8 @@ def open_lines(path: str) -> Iterator[tuple[int, str]]:
         check_stdin()
         yield from bounded_lines(stream, "<stdin>")
         return
-    with file_faults(path, "a JSONL file"), open(path, encoding="utf-8") as handle:
-        yield from bounded_lines(handle, path)
+    with reading(path, "a JSONL file"), open_text(path, "a JSONL file") as handle:
+        yield from bounded_lines(handle, path)  # lines end at \n only (HOSTILE-LINES)
 
 
 def json_lines(path: str) -> Iterator[tuple[str, Any]]:
@@ -888,7 +889,7 @@ BLOCK_BYTES = 1 << 17
 def _blocks(path: str, size: int) -> Iterator[tuple[int, bytes, int]]:
     """``(number of the first line, bytes, line breaks)`` of whole lines of a file, about ``size``
     bytes each."""
-    with open(path, "rb") as handle:
+    with reading(path, "a JSONL file"), open_binary(path, "a JSONL file") as handle:
         first = 1
         rest = b""
         while True:
@@ -910,10 +911,20 @@ def _blocks(path: str, size: int) -> Iterator[tuple[int, bytes, int]]:
             yield first, rest, 0
 
 
+def _regular(path: str) -> bool:
+    import os
+    import stat
+
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
 def _utf8(path: str) -> bool:
     """Whether the file is UTF-8 text (read in pieces; memory stays flat)."""
     decoder = codecs.getincrementaldecoder("utf-8")()
-    with open(path, "rb") as handle:
+    with reading(path, "a JSONL file"), open_binary(path, "a JSONL file") as handle:
         try:
             while data := handle.read(1 << 20):
                 if data.isascii() and not decoder.getstate()[0]:
@@ -954,7 +965,8 @@ def record_chunks(
     """
     name = "<stdin>" if path == STDIN else path
     start = 1
-    if path != STDIN and limits.max_line_bytes >= block_bytes:  # else each line is measured (HOSTILE-LINE)
+    # The fast path reads a file more than once: a pipe (/dev/fd/N) is read line by line, once.
+    if path != STDIN and limits.max_line_bytes >= block_bytes and _regular(path):  # HOSTILE-LINE
         try:
             # Text mode stops at bytes that are not UTF-8 before it yields the lines it decoded
             # with them; such a file is read by the line reader from its start.

@@ -29,7 +29,8 @@ from . import limits
 from .chat.reader import parse_arguments
 from .chat.semantics import ERROR_FAMILIES, ChatTool, compile_schema, schema_checks
 from .chat.semantics import _excerpt as _chat_excerpt
-from .errors import InputError, file_faults
+from .errors import InputError
+from .inputs import open_binary, reading
 from .labels import NO_RULES, LabelRules, family_labels
 
 if TYPE_CHECKING:
@@ -208,9 +209,8 @@ def input_lines(path: str, expected: str) -> Iterator[tuple[str, bytes]]:
             if text.strip():
                 yield f"<stdin>:{number}", text.encode("utf-8", "surrogatepass")
         return
-    with file_faults(path, expected), open(path, "rb") as raw:
-        compressed = raw.read(2) == GZIP_MAGIC
-        raw.seek(0)
+    with reading(path, expected), open_binary(path, expected) as raw:  # HOSTILE-PSEUDO, HOSTILE-READ
+        compressed = raw.peek(2)[:2] == GZIP_MAGIC  # peek: a pipe the shell opened cannot seek
         stream = cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb") if compressed else raw)
         try:
             for number, line in _binary_lines(stream, path):

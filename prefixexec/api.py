@@ -711,12 +711,11 @@ def score(
     fed, label, success). ``select``: ``KEY=GLOB`` or ``KEY=@FILE`` patterns (OUT-SELECT).
     ``bootstrap=0`` turns intervals off. Bad input raises :class:`prefixexec.InputError`.
     """
+    from prefixexec.adapters import harness
     from prefixexec.cli import signature_options
     from prefixexec.inference import evaluate_accumulators, score_document
     from prefixexec.kernel.accumulator import AccumulatorSet
     from prefixexec.signature import Signature
-
-    from prefixexec.adapters import harness
 
     with harness.collecting() as log:  # HARNESS-REPORT, as `score` counts them
         settings, name, rollouts = _settings_and_rollouts(

@@ -30,13 +30,12 @@ import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
 
 import attrs
 
 from prefixexec.adapters import InputError
-from prefixexec.adapters.errors import file_faults
+from prefixexec.adapters.inputs import open_text, reading
 
 #: The CSV columns, in the order the issue and the spec give them.
 COLUMNS = ("dataset", "model", "method", "N", "TER", "mean_FED", "AUC_PEC", "RR_eligible", "RR", "success")
@@ -59,6 +58,19 @@ CHECKS: tuple[str, ...] = (
 )
 
 _NUMBER = re.compile(r"^(?:\d+(?:\.\d*)?|\.\d+)$")
+
+#: AUDIT-TABLE-LIMIT: the most digits of a number in the table (N or a figure): a printed table's
+#: numbers have a few; thousands of digits would overflow Python's conversions.
+MAX_DIGITS = 30
+#: AUDIT-TABLE-LIMIT: the most candidate counts (values of the fully executable count, over every
+#: N searched and every identity) examined to decide one row; a row that needs more is refused
+#: with one line. The search examines about one candidate per unit of N in the TER window (all
+#: of 0..N without TER), so the cost of a row follows its N, not only its bytes.
+MAX_CANDIDATES = 100_000
+#: AUDIT-TABLE-LIMIT: the most candidates examined to explain an inconsistent row (its closest
+#: counts and the single figures that could be wrong; each candidate costs more there, as every
+#: identity is checked); beyond it the verdict is reported without them.
+MAX_CLOSEST_CANDIDATES = 10_000
 _INTERVAL = re.compile(r"\s*[\[(][^\])]*[\])]\s*$")
 
 
@@ -150,6 +162,8 @@ class Verdict:
     #: Inconsistent rows: each figure that alone can be changed to make the row consistent,
     #: with its closest feasible value (the other figures as printed).
     single_fixes: tuple[SingleFix, ...] = ()
+    #: False when the closest counts were not searched: more than MAX_CANDIDATES candidates.
+    closest_searched: bool = True
 
     @property
     def identity(self) -> str | None:
@@ -172,7 +186,10 @@ def parse_figure(text: str, column: str, where: str) -> Figure | None:
     if percent:
         cell = cell[:-1].strip()
     if not _NUMBER.match(cell):
-        raise InputError(where, f"column {column}: not a non-negative decimal number: {text.strip()!r}")
+        raise InputError(where, f"column {column}: not a non-negative decimal number: {_shown(text)}")
+    if len(cell) > MAX_DIGITS + 1:
+        what = f"column {column}: a number of more than {MAX_DIGITS} digits (AUDIT-TABLE-LIMIT)"
+        raise InputError(where, what)
     decimals = len(cell.split(".", 1)[1]) if "." in cell else 0
     value = Fraction(cell)
     half = Fraction(1, 2 * 10**decimals)
@@ -184,7 +201,7 @@ def parse_figure(text: str, column: str, where: str) -> Figure | None:
 def read_table(path: str) -> list[Row]:
     """Read and validate every row of a table CSV (header row with the :data:`COLUMNS` names)."""
     try:
-        with file_faults(path, "a CSV file"), Path(path).open(encoding="utf-8", newline="") as handle:
+        with reading(path, "a CSV file"), open_text(path, "a CSV file", newline="") as handle:
             rows = list(_read_rows(path, csv.reader(handle)))
     except csv.Error as exc:
         raise InputError(path, f"not valid CSV: {exc}") from None
@@ -210,6 +227,11 @@ def _read_rows(path: str, reader: Iterator[list[str]]) -> Iterator[Row]:
         raise InputError(path, "empty file: expected a header row " + ",".join(COLUMNS))
 
 
+def _shown(text: str) -> str:
+    text = text.strip()
+    return repr(text if len(text) <= 40 else text[:37] + "...")
+
+
 def _check_header(header: list[str], where: str) -> None:
     unknown = [c for c in header if c not in COLUMNS]
     if unknown:
@@ -226,8 +248,9 @@ def _row(cells: Mapping[str, str], where: str) -> Row:
     n_text = cells.get("N", "").strip()
     N: int | None = None
     if n_text:
-        if not n_text.isdigit() or int(n_text) < 1:
-            raise InputError(where, f"column N: not an integer >= 1: {n_text!r}")
+        if not n_text.isdigit() or len(n_text) > MAX_DIGITS or int(n_text) < 1:
+            what = f"column N: not an integer >= 1 of at most {MAX_DIGITS} digits: {_shown(n_text)}"
+            raise InputError(where, what)
         N = int(n_text)
     figures: dict[str, Figure | None] = {}
     rr_undefined = False
@@ -347,7 +370,23 @@ def _uniform(scale: Fraction) -> dict[str, Fraction]:
     return dict.fromkeys(FIGURES, scale)
 
 
-def _search_n(row: Row, N: int, scales: Scales, level: int) -> _Found | None:
+class _OverBudget(Exception):
+    """The search of a row would examine more than :data:`MAX_CANDIDATES` candidates."""
+
+
+class _Budget:
+    def __init__(self, limit: int = MAX_CANDIDATES) -> None:
+        self.left = limit
+
+    def spend(self, n: int) -> None:
+        self.left -= n
+        if self.left < 0:
+            raise _OverBudget
+
+
+def _search_n(
+    row: Row, N: int, scales: Scales, level: int, budget: _Budget | None = None
+) -> _Found | None:
     """The best counts for N satisfying CHECKS[0..level], each window widened by its scale."""
     fig = row.figures
     F_lo, F_hi = _count_range(fig["TER"], N, 0, N, scales["TER"])
@@ -360,6 +399,8 @@ def _search_n(row: Row, N: int, scales: Scales, level: int) -> _Found | None:
     if level >= 2 and SF_hi is not None and SF_lo > SF_hi:
         return None
     best: _Found | None = None
+    if budget is not None:
+        budget.spend(max(0, F_hi - F_lo + 1))
     for F in range(F_lo, F_hi + 1):
         E = N - F
         if level >= 3 and fig["RR_eligible"] is not None:  # RR-Eligible = N (1 - TER)
@@ -418,16 +459,18 @@ def _n_values(row: Row, max_n: int) -> range:
     return range(row.N, row.N + 1) if row.N is not None else range(1, max_n + 1)
 
 
-def _feasible(row: Row, level: int, scales: Scales, max_n: int) -> list[_Found]:
+def _feasible(
+    row: Row, level: int, scales: Scales, max_n: int, budget: _Budget | None = None
+) -> list[_Found]:
     found = []
     for N in _n_values(row, max_n):
-        f = _search_n(row, N, scales, level)
+        f = _search_n(row, N, scales, level, budget)
         if f is not None:
             found.append(f)
     return found
 
 
-def _closest(row: Row, free: str | None = None) -> _Found | None:
+def _closest(row: Row, free: str | None = None, budget: _Budget | None = None) -> _Found | None:
     """Counts satisfying every identity whose figures need the least widening (N known).
 
     ``free=None`` widens every window by one common factor; ``free=name`` widens only that
@@ -444,14 +487,14 @@ def _closest(row: Row, free: str | None = None) -> _Found | None:
     spread = max(f.value for f in reported) + 2 + row.N
     hi = spread / min(f.half_unit for f in reported)
     last = len(CHECKS) - 1
-    top = _search_n(row, row.N, scales(hi), last)
+    top = _search_n(row, row.N, scales(hi), last, budget)
     if top is None:
         return None
     lo = Fraction(1)
     for _ in range(48):  # bisection on the widening factor; 2^-20 steps are exact enough to report
         mid = (lo + hi) / 2
         mid = Fraction(mid.numerator * 2**20 // mid.denominator, 2**20) or mid
-        found = _search_n(row, row.N, scales(mid), last)
+        found = _search_n(row, row.N, scales(mid), last, budget)
         if found is None:
             lo = mid
         else:
@@ -462,20 +505,37 @@ def _closest(row: Row, free: str | None = None) -> _Found | None:
 def audit_row(row: Row, max_n: int = 1000) -> Verdict:
     """Audit one row: the first identity of :data:`CHECKS` that no count satisfies, or consistent."""
     one = _uniform(Fraction(1))
-    found = _feasible(row, len(CHECKS) - 1, one, max_n)
-    if not found:  # find the first identity that fails (the last one does: the checks are cumulative)
-        failed = next(level for level in range(len(CHECKS)) if not _feasible(row, level, one, max_n))
+    budget = _Budget()
+    try:
+        found = _feasible(row, len(CHECKS) - 1, one, max_n, budget)
+        failed = None
+        if not found:  # the first identity that fails (the last one does: the checks are cumulative)
+            failed = next(
+                level for level in range(len(CHECKS)) if not _feasible(row, level, one, max_n, budget)
+            )
+    except _OverBudget:
+        n = f"N = {row.N}" if row.N is not None else f"N up to --max-n {max_n}"
+        raise InputError(
+            row.where,
+            f"column N: deciding this row would examine more than {MAX_CANDIDATES} candidate counts "
+            f"({n}); the limit bounds the audit's time (AUDIT-TABLE-LIMIT)",
+        ) from None
+    if failed is not None:
         if row.N is None:
             return Verdict(row, False, failed, None, None)
-        closest = _closest(row)
-        single = []
-        for name in FIGURES:
-            if row.figures[name] is not None:
-                alone = _closest(row, name)
-                if alone is not None:
-                    value = alone.counts.value(name)
-                    assert value is not None
-                    single.append(SingleFix(name, value, alone.counts))
+        try:
+            budget = _Budget(MAX_CLOSEST_CANDIDATES)
+            closest = _closest(row, budget=budget)
+            single = []
+            for name in FIGURES:
+                if row.figures[name] is not None:
+                    alone = _closest(row, name, budget)
+                    if alone is not None:
+                        value = alone.counts.value(name)
+                        assert value is not None
+                        single.append(SingleFix(name, value, alone.counts))
+        except _OverBudget:  # the verdict stands; its explanation is left out (AUDIT-TABLE-LIMIT)
+            return Verdict(row, False, failed, None, None, closest_searched=False)
         return Verdict(
             row,
             False,
@@ -547,6 +607,7 @@ def verdict_json(v: Verdict) -> dict[str, Any]:
         "single_figure_fixes": [
             {"figure": f.figure, "closest": str(f.value), "value": float(f.value)} for f in v.single_fixes
         ],
+        "closest_searched": v.closest_searched,
         "feasible_N": list(v.feasible_N[:20]),
         "feasible_N_count": len(v.feasible_N),
     }
@@ -572,6 +633,12 @@ def format_verdicts(verdicts: Sequence[Verdict]) -> str:
             continue
         lines.append(f"{head}: INCONSISTENT")
         lines.append(f"  no integer counts satisfy: {v.identity}")
+        if not v.closest_searched:
+            lines.append(
+                f"  closest feasible values: not searched (more than {MAX_CLOSEST_CANDIDATES} candidates; "
+                "AUDIT-TABLE-LIMIT)"
+            )
+            continue
         if r.N is not None:
             fixes = "; ".join(
                 f"{f.figure} {_figure_text(r, f.figure)} -> {f.value} = {float(f.value):.6g}"

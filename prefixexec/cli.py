@@ -657,8 +657,11 @@ def resolve_adapter(args: argparse.Namespace) -> None:
     args.adapter, found = resolve(args.files)
     # Records, the format read before detection existed, is read without a word (DETECT-NOTICE).
     if args.adapter != "records" and not getattr(args, "quiet", False):
+        from prefixexec.adapters.text import printable  # HOSTILE-CONTROL: the name is escaped
+
         for path, _ in found:
-            notice = f"prefixexec: reading {path} as {args.adapter} (detected; --adapter to choose)\n"
+            shown = printable(path)
+            notice = f"prefixexec: reading {shown} as {args.adapter} (detected; --adapter to choose)\n"
             sys.stderr.write(notice)
 
 
@@ -689,8 +692,8 @@ def leave(status: int) -> NoReturn:
     """End the process with ``status``: at once (``os._exit``) when that loses nothing, else as
     usual (``SystemExit``).
 
-    At once only when standard output and error flushed without error (a broken pipe keeps
-    Python's usual report), no thread but the main one is alive (a non-daemon thread would be
+    At once only when standard output and error flushed without error (a broken pipe ends with
+    :data:`EXIT_PIPE`, HOSTILE-PIPE), no thread but the main one is alive (a non-daemon thread would be
     waited for) and no ``atexit`` callback is registered (whatever wants to clean up at exit
     registers one: ``weakref.finalize``, ``tempfile`` directories, logging, matplotlib, Dask).
     Every file this package writes is closed before its command returns (atomic writers).
@@ -704,7 +707,9 @@ def leave(status: int) -> NoReturn:
         for stream in (sys.stdout, sys.stderr):
             if stream is not None:
                 stream.flush()
-    except (OSError, ValueError):  # broken pipe, closed stream: Python's own exit reports it
+    except BrokenPipeError:  # HOSTILE-PIPE: the reader of standard output went away
+        raise SystemExit(closed_pipe()) from None
+    except (OSError, ValueError):  # a closed stream: Python's own exit reports it
         raise SystemExit(status) from None
     if count is not None and count() == 0 and threading.active_count() == 1:
         os._exit(status)
@@ -731,10 +736,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         from prefixexec.adapters.limits import guarded  # HOSTILE-*: no traceback, outputs checked first
 
+        stdin_lines_end_at_newline()
         resolve_adapter(args)
         return guarded(handlers[args.command], args)
     except InputError as exc:
-        sys.stderr.write(f"prefixexec: error: {exc}{adapter_hint(args)}\n")
+        error_line(f"{str(exc).strip()}{adapter_hint(args)}")
         return EXIT_INPUT
     except ImportError as exc:  # an optional dependency's extra is not installed (API-EXTRAS)
         from prefixexec.extras import missing_extra_message
@@ -742,7 +748,46 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = missing_extra_message(exc)
         if message is None:
             raise
-        sys.stderr.write(f"prefixexec: error: {message}\n")
+        error_line(message)
         return EXIT_INPUT
-    except BrokenPipeError:
-        return EXIT_OK
+    except BrokenPipeError:  # HOSTILE-PIPE: the reader of standard output went away
+        return closed_pipe()
+
+
+def stdin_lines_end_at_newline() -> None:
+    """Standard input's lines end at ``\n`` only, as a file's do (HOSTILE-LINES): not at a lone
+    ``\r``, which Python's text mode takes for a line break by default."""
+    reconfigure = getattr(sys.stdin, "reconfigure", None)
+    if reconfigure is not None:
+        try:
+            reconfigure(newline="\n")
+        except (ValueError, OSError):  # already read from, or not a text stream
+            pass
+
+
+def error_line(message: str) -> None:
+    """``prefixexec: error: MESSAGE`` on stderr, always one line with nothing a terminal acts on
+    (HOSTILE-CONTROL: file names and text from the input are escaped)."""
+    from prefixexec.adapters.text import printable
+
+    sys.stderr.write(f"prefixexec: error: {printable(message)}\n")
+
+
+#: HOSTILE-PIPE: the status of a command whose standard output was closed before it finished
+#: (``prefixexec explain FILE | head``): 128 + SIGPIPE, as a Unix tool killed by SIGPIPE reports.
+EXIT_PIPE = 141
+
+
+def closed_pipe() -> int:
+    """End a command whose standard output was closed (HOSTILE-PIPE): nothing more is written,
+    nothing on stderr, status :data:`EXIT_PIPE`. Standard output is pointed at ``/dev/null``
+    so that the interpreter's last flush does not fail again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # not a file descriptor (a test's StringIO)
+        pass
+    return EXIT_PIPE

@@ -22,11 +22,12 @@ from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import attrs
 
 from prefixexec.adapters import InputError
+from prefixexec.adapters.inputs import read_bytes
 from prefixexec.adapters.records import parse_json_line, read_records
 from prefixexec.kernel import Rollout
 
@@ -113,9 +114,7 @@ def load_vector(path: Path) -> Vector:
     """Read and validate one vector file (its records are checked by the record reader)."""
     where = str(path)
     try:
-        doc = parse_json_line(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(where, "no such file") from None
+        doc = parse_json_line(read_bytes(where, "a vector file").decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise InputError(where, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except ValueError as exc:
@@ -244,9 +243,12 @@ def parse_rational(text: object) -> Fraction | None:
     """The rational of a string ``"p/q"`` or ``"p"`` (integers only); ``None`` if it is not one."""
     if isinstance(text, str) and _RATIONAL.match(text):
         num, _, den = text.partition("/")
-        if den and int(den) == 0:
+        try:
+            if den and int(den) == 0:
+                return None
+            return Fraction(int(num), int(den) if den else 1)
+        except ValueError:  # beyond Python's int <-> str digit limit: not a rational we read
             return None
-        return Fraction(int(num), int(den) if den else 1)
     return None
 
 
@@ -425,28 +427,74 @@ def run_in_process(arguments: Sequence[str], stdin: str) -> RunResult:
     return code, out.getvalue(), err.getvalue()
 
 
+#: CONF-OUTPUT-LIMIT: the most bytes read from a command's standard output (one JSON document of
+#: one condition: a few kilobytes, at most a few MB for the longest horizon) and standard error;
+#: a command that writes more is stopped and its vector fails.
+MAX_STDOUT_BYTES = 16 << 20
+MAX_STDERR_BYTES = 1 << 20
+
+
 def run_subprocess(argv: Sequence[str], stdin: str, timeout: float) -> RunResult | str:
-    """Run ``argv`` with ``stdin``; the run's result, or why it failed (time limit).
+    """Run ``argv`` with ``stdin``; the run's result, or why it failed (time limit, too much
+    output: CONF-OUTPUT-LIMIT). At most :data:`MAX_STDOUT_BYTES` of standard output and
+    :data:`MAX_STDERR_BYTES` of standard error are held; a command that writes more is killed.
 
     Raises :class:`InputError` only when the program cannot be started at all.
     """
+    import threading
+
     try:
-        proc = subprocess.run(
-            list(argv),
-            input=stdin,
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
-            timeout=timeout,
-            check=False,
+        proc = subprocess.Popen(
+            list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
     except FileNotFoundError:
         raise InputError("--command", f"no such program: {argv[0]!r}") from None
     except PermissionError:
         raise InputError("--command", f"not executable: {argv[0]!r}") from None
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    held: dict[str, bytes] = {}
+    over: list[str] = []
+
+    def drain(name: str, stream: IO[bytes], limit: int) -> None:
+        data = stream.read(limit + 1)
+        if len(data) > limit:
+            over.append(name)
+            proc.kill()
+            data = data[:limit]
+        held[name] = data
+
+    def feed() -> None:
+        assert proc.stdin is not None
+        try:
+            proc.stdin.write(stdin.encode("utf-8"))
+            proc.stdin.close()
+        except OSError:  # the command exited, or closed its input, before reading all of it
+            pass
+
+    threads = [
+        threading.Thread(target=drain, args=("standard output", proc.stdout, MAX_STDOUT_BYTES), daemon=True),
+        threading.Thread(target=drain, args=("standard error", proc.stderr, MAX_STDERR_BYTES), daemon=True),
+        threading.Thread(target=feed, daemon=True),
+    ]
+    for thread in threads:
+        thread.start()
+    try:
+        code = proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
         return f"timed out after {timeout:g} s"
-    return proc.returncode, proc.stdout, proc.stderr
+    finally:
+        for thread in threads:
+            thread.join(timeout=5)
+        for stream in (proc.stdout, proc.stderr):
+            stream.close()
+    if over:
+        limit = MAX_STDOUT_BYTES if over[0] == "standard output" else MAX_STDERR_BYTES
+        return f"wrote more than {limit} bytes to {over[0]} (CONF-OUTPUT-LIMIT)"
+    out = held.get("standard output", b"").decode("utf-8", "replace")
+    err = held.get("standard error", b"").decode("utf-8", "replace")
+    return code, out, err
 
 
 def judge(vector: Vector, run: RunResult | str, tolerance: float, skip: Sequence[str] = ()) -> VectorResult:

@@ -14,16 +14,16 @@ compared when they give them.
 from __future__ import annotations
 
 import csv
+import io
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
 
 import attrs
 
 from prefixexec.adapters import InputError
-from prefixexec.adapters.errors import file_faults
 from prefixexec.adapters.records import parse_json_line
 from prefixexec.kernel import LABEL_KEYS, UNLABELLED, ConditionKey, Rollout
 
@@ -80,10 +80,31 @@ class TheirCondition:
 # Reading their report (XCHK-INPUT)
 
 
+#: XCHK-NUMBERS: the most digits of a number or an exact rational in their report (Python's own
+#: int <-> str limit); beyond it a value is refused with one line.
+MAX_DIGITS = 4300
+
+
 def _number(where: str, value: Any) -> Fraction:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InputError(where, f"expected a number or null, got {json.dumps(value)}")
+        raise InputError(where, f"expected a number or null, got {_shown(value)}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InputError(where, f"expected a finite number, got {value!r}")
     return Fraction(value)
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    text = json.dumps(value[:limit] if isinstance(value, str) else value)
+    return text if len(text) <= limit + 2 else text[: limit - 3] + "..."
+
+
+def _approx(value: Fraction) -> float:
+    """``float(value)``, or an infinity where the value is beyond floats (the comparison is
+    exact; the float is for display: XCHK-NUMBERS)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def _reported_json(where: str, value: Any, kind: Kind, tol: Fraction) -> Reported:
@@ -91,9 +112,13 @@ def _reported_json(where: str, value: Any, kind: Kind, tol: Fraction) -> Reporte
     if value is None:
         return Reported(None, "null", kind, tol)
     if kind == "exact":
+        if isinstance(value, str) and len(value) > 2 * MAX_DIGITS + 2:
+            raise InputError(where, f"an exact rational of more than {MAX_DIGITS} digits (XCHK-NUMBERS)")
         parsed = parse_rational(value)
         if parsed is None:
-            raise InputError(where, f'expected an exact rational string such as "139/200", got {text}')
+            raise InputError(
+                where, f'expected an exact rational string such as "139/200", got {_shown(value)}'
+            )
         return Reported(parsed, str(value), kind, Fraction(0))
     return Reported(_number(where, value), text, kind, tol)
 
@@ -258,8 +283,9 @@ def _unique(conditions: list[TheirCondition]) -> list[TheirCondition]:
 
 
 def _read_text(path: str) -> str:
-    with file_faults(path, "a file"):
-        return Path(path).read_text(encoding="utf-8")
+    from prefixexec.adapters.inputs import read_text  # the checks of every input (HOSTILE-*)
+
+    return read_text(path, "a file")
 
 
 def parse_mapping(items: Iterable[str], allowed: Sequence[str]) -> dict[str, str]:
@@ -281,7 +307,7 @@ def parse_mapping(items: Iterable[str], allowed: Sequence[str]) -> dict[str, str
 def _csv_rows(path: str) -> tuple[list[str], list[tuple[str, dict[str, str]]]]:
     text = _read_text(path)
     try:
-        rows = list(csv.reader(text.splitlines()))
+        rows = list(csv.reader(io.StringIO(text, newline="")))  # CSV's own line ends, quoted ones kept
     except csv.Error as exc:
         raise InputError(path, f"not valid CSV: {exc}") from None
     numbered = [(i, r) for i, r in enumerate(rows, start=1) if r and any(c.strip() for c in r)]
@@ -364,8 +390,9 @@ def read_their_rollouts_csv(path: str, mapping: Mapping[str, str]) -> dict[Condi
             if not text:
                 ints[name] = 0 if name == "trial" else None
                 continue
-            if not text.isdigit():
-                raise InputError(where, f"column {columns[name]}: not a non-negative integer: {text!r}")
+            if not text.isdigit() or len(text) > 30:  # XCHK-NUMBERS: a FED, T or trial has a few digits
+                what = f"not a non-negative integer of at most 30 digits: {_shown(text)}"
+                raise InputError(where, f"column {columns[name]}: {what}")
             ints[name] = int(text)
         fed = ints["fed"]
         if fed is None:
@@ -501,7 +528,7 @@ def _text(value: Any) -> str:
     if value is None:
         return "n/a"
     if isinstance(value, Fraction):
-        shown = f"{float(value):.6g}"
+        shown = f"{_approx(value):.6g}"
         return shown if value.denominator == 1 else f"{shown} ({value})"
     return f"{value:.6g}" if isinstance(value, float) else str(value)
 
@@ -514,12 +541,13 @@ def _compare_value(path: str, theirs: Reported, ours: Any) -> Compared:
         )
     if theirs.kind == "count":
         diff = abs(theirs.value - Fraction(ours))
-        return Compared(path, theirs, ours, _text(ours), float(diff), diff != 0)
+        return Compared(path, theirs, ours, _text(ours), _approx(diff), diff != 0)
     if theirs.kind == "exact":
-        return Compared(path, theirs, ours, str(ours), float(abs(theirs.value - ours)), theirs.value != ours)
+        diff = abs(theirs.value - ours)
+        return Compared(path, theirs, ours, str(ours), _approx(diff), theirs.value != ours)
     ours_exact = Fraction(ours)
     diff = abs(theirs.value - ours_exact)
-    return Compared(path, theirs, ours, _text(ours), float(diff), diff > theirs.tolerance)
+    return Compared(path, theirs, ours, _text(ours), _approx(diff), diff > theirs.tolerance)
 
 
 def check_condition(

@@ -82,9 +82,12 @@ def _texts(rollout: Rollout) -> list[str] | None:
 def reason_text(indent: int, reason: str) -> str:
     """``reason: ...`` indented by ``indent`` spaces, each further line of a multi-line reason
     indented to where the first line's text starts, its own indentation kept (OUT-EXPLAIN)."""
+    from prefixexec.adapters.text import printable  # HOSTILE-CONTROL: each line escaped
+
     lead = " " * indent + "reason: "
-    lines = reason.splitlines() or [""]
-    return "\n".join([lead + lines[0], *(" " * len(lead) + line for line in lines[1:])])
+    lines = reason.split("\n")  # HOSTILE-LINES: lines end at \n only
+    shown = [lead + lines[0], *(" " * len(lead) + line for line in lines[1:])]
+    return "\n".join(printable(text) for text in shown)
 
 
 def render(rollouts: Sequence[Rollout], file: IO[str], colour: bool) -> None:
@@ -92,7 +95,13 @@ def render(rollouts: Sequence[Rollout], file: IO[str], colour: bool) -> None:
     from rich.console import Console
     from rich.text import Text
 
-    console = Console(
+    from prefixexec.adapters.text import printable  # HOSTILE-CONTROL: text from the input, escaped
+
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:  # HOSTILE-PIPE: the command line's way, not rich's exit 1
+            raise BrokenPipeError
+
+    console = _Console(
         file=file,
         force_terminal=colour,
         no_color=not colour,
@@ -106,11 +115,11 @@ def render(rollouts: Sequence[Rollout], file: IO[str], colour: bool) -> None:
         if index:
             console.print()
         c = rollout.condition
-        heading = Text(f"{c.dataset} / {c.model} / {c.method}", style="bold")
-        heading.append(f"  task {rollout.task_id}  trial {rollout.trial}")
+        heading = Text(printable(f"{c.dataset} / {c.model} / {c.method}"), style="bold")
+        heading.append(printable(f"  task {rollout.task_id}  trial {rollout.trial}"))
         source = rollout.meta.get("source")
         if isinstance(source, str):
-            heading.append(f"  ({source})", style="dim")
+            heading.append(printable(f"  ({source})"), style="dim")
         console.print(heading)
         outcome = rollout.outcome
         if not outcome.actions:
@@ -134,14 +143,14 @@ def render(rollouts: Sequence[Rollout], file: IO[str], colour: bool) -> None:
                 line.append(f"turn {turns[k - 1]}  ", style="dim")
             if mark == OK:
                 line.append("ok    ", style="green")
-                line.append(call_text(action, written))
+                line.append(printable(call_text(action, written)))
             elif mark == FAIL:
                 line.append("FAIL  ", style="bold red")
-                line.append(call_text(action, written), style="bold")
+                line.append(printable(call_text(action, written)), style="bold")
                 line.append("  " + (outcome.label.value if outcome.label else "unlabelled"), style="red")
             else:
                 line.append("--    ", style="dim")
-                line.append(call_text(action, written), style="dim")
+                line.append(printable(call_text(action, written)), style="dim")
                 line.append(f"  [{AFTER}]", style="dim")
             console.print(line)
             if mark == FAIL and outcome.reason:

@@ -63,7 +63,8 @@ def condition_json(key: ConditionKey, m: ConditionMetrics) -> dict[str, Any]:
 
 
 def dumps(document: Mapping[str, Any]) -> str:
-    """Serialise deterministically (fixed key order, no NaN), ending with a newline."""
+    """Serialise deterministically (fixed key order, no NaN), ending with a newline (JSON escapes
+    every C0 control character, ESC included: HOSTILE-CONTROL)."""
     return json.dumps(document, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
 
 
@@ -116,6 +117,7 @@ def render_blocks(blocks: Sequence[Block], signature: str) -> str:
     header; tests/test_startup.py checks that this is rich's layout. Anything else (other
     characters, markup) is laid out by rich itself.
     """
+    blocks = _printable_blocks(blocks)  # HOSTILE-CONTROL: names from the input, escaped
     column_widths: list[list[int]] = []
     for title, headers, rows in blocks:
         if not rows or not headers or not _plain(title):
@@ -142,6 +144,17 @@ def render_blocks(blocks: Sequence[Block], signature: str) -> str:
     return "\n".join([*lines, f"signature: {signature}"]) + "\n"
 
 
+def _printable_blocks(blocks: Sequence[Block]) -> list[Block]:
+    """``blocks`` with every title, header and cell escaped by :func:`printable` (HOSTILE-CONTROL:
+    a name holding an escape sequence or a newline is shown, not acted on)."""
+    from prefixexec.adapters.text import printable
+
+    return [
+        (printable(title), [printable(h) for h in headers], [[printable(c) for c in row] for row in rows])
+        for title, headers, rows in blocks
+    ]
+
+
 #: The console width rich lays the tables out in (no table is that wide).
 _RICH_WIDTH = 100_000
 
@@ -153,7 +166,9 @@ def render_blocks_rich(blocks: Sequence[Block], signature: str) -> str:
     from rich.box import Box
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
+    blocks = _printable_blocks(blocks)
     buffer = io.StringIO()
     console = Console(
         file=buffer, width=_RICH_WIDTH, no_color=True, force_terminal=False, highlight=False, emoji=False
@@ -169,9 +184,9 @@ def render_blocks_rich(blocks: Sequence[Block], signature: str) -> str:
             title=None,
         )
         for header in headers:
-            table.add_column(header, no_wrap=True, overflow="ignore")
+            table.add_column(Text(header), no_wrap=True, overflow="ignore")
         for row in rows:
-            table.add_row(*row)
+            table.add_row(*(Text(cell) for cell in row))  # text, not markup
         console.print(title, markup=False)
         console.print(table)
         console.print()

@@ -38,19 +38,25 @@ class Pattern:
 
 
 def _id_file(path: str) -> frozenset[str]:
+    from prefixexec.adapters.inputs import open_binary
+
     file = Path(path)
     try:
         if not file.is_file():
             raise InputError("--select", f"{path!r}: not a regular file of ids")
-        if file.stat().st_size > MAX_ID_FILE:
+        # The checks of every input (no FIFO or pseudo-file: HOSTILE-FIFO, HOSTILE-PSEUDO), and
+        # never more than the bound read, whatever size the file claims.
+        with open_binary(path, "a file of ids") as handle:
+            data = handle.read(MAX_ID_FILE + 1)
+        if len(data) > MAX_ID_FILE:
             raise InputError("--select", f"{path!r}: larger than {MAX_ID_FILE} bytes")
-        text = file.read_text(encoding="utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise InputError("--select", f"{path!r}: not UTF-8 text") from None
     except OSError as exc:
         raise InputError("--select", f"{path!r}: cannot read it: {exc.strerror or exc}") from None
-    return frozenset(
-        line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")
+    return frozenset(  # lines end at "\n" only (HOSTILE-LINES)
+        line.strip() for line in text.split("\n") if line.strip() and not line.lstrip().startswith("#")
     )
 
 

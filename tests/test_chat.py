@@ -342,7 +342,7 @@ FAULTS: list[tuple[str, Any, str]] = [
     (
         "remote $ref",
         line(GOOD, [{"name": "get_weather", "parameters": {"$ref": "https://example.com/x.json"}}]),
-        ":1: messages[0].tool_calls[0]: the schema of tool 'get_weather' has an unresolvable $ref",
+        ":1: tools[0]: tool 'get_weather': has an unresolvable $ref (only references inside the schema",
     ),
     ("repeated key", None, ":2: repeats task 't' trial 0 of"),
     ("empty", "\n\n", "no transcripts found"),

@@ -25,6 +25,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from prefixexec.adapters.text import CONTROL
 from prefixexec.cli import main
 
 from conftest import REPO
@@ -88,10 +89,29 @@ SEEDS: dict[str, tuple[str, str]] = {
         "result/m/multi_turn/BFCL_v4_multi_turn_base_result.json",
         '{"id": "multi_turn_base_0", "result": [["[ls(a=True)]", "done"], [], [], []]}\n',
     ),
+    # HOSTILE-BFCL-COST: numbers the model chose, in a task whose classes compute with them.
+    "bfcl-math": (
+        "result/m/multi_turn/BFCL_v4_multi_turn_base_result.json",
+        '{"id": "multi_turn_base_15", "result": [["[round_number(number=5, decimal_places=2)]",'
+        ' "[mean(numbers=[1, 2, 3])]"], [], [], [], []]}\n',
+    ),
 }
 
 EXTREME = st.sampled_from(
-    ["9223372036854775808", "1e308", "-1", "0", "4611686018427387904", "2.0", "1e-400", "7" * 5000, "100001"]
+    [
+        "9223372036854775808",
+        "1e308",
+        "-1",
+        "0",
+        "4611686018427387904",
+        "2.0",
+        "1e-400",
+        "7" * 5000,
+        "100001",
+        "-1000000000",  # HOSTILE-BFCL-COST: round(5, -10**9)
+        "-99999",
+        "0x" + "f" * 5000,  # a hexadecimal literal passes the parser's digit limit
+    ]
 )
 NOISE = st.sampled_from(
     [
@@ -110,6 +130,12 @@ NOISE = st.sampled_from(
         "\ufeff",
         "é",
         "\\",
+        "\u2028",  # HOSTILE-LINES: not a line break
+        "\u0085",
+        "\x0c",
+        "\x1b]0;t\x07\x1b[2J",  # HOSTILE-CONTROL: a terminal escape in a name or a reason
+        "\u202e",
+        "\\u001b[31m",
     ]
 )
 
@@ -140,13 +166,14 @@ def mutated(draw: st.DrawFn, seed: str) -> str:
     return text
 
 
-def check_case(path: Path, adapter: str) -> None:
+def check_case(path: Path, adapter: str, *extra: str, command: tuple[str, ...] = ("score", "--json")) -> str:
     out, err = io.StringIO(), io.StringIO()
     tracemalloc.start()
     start = time.perf_counter()
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(["score", "--bootstrap", "0", "--json", "--adapter", adapter, str(path)])
+            boot = ["--bootstrap", "0"] if command[0] == "score" else []
+            code = main([*command, *boot, "--adapter", adapter, *extra, str(path)])
     finally:
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
@@ -156,10 +183,17 @@ def check_case(path: Path, adapter: str) -> None:
     if code == 2:
         assert out.getvalue() == ""
         assert len(lines) == 1 and lines[0].startswith("prefixexec: error: "), err.getvalue()
-    else:
+    elif "--json" in command:
         assert json.loads(out.getvalue())["conditions"]
+    # HOSTILE-CONTROL: nothing a terminal acts on, on either stream, whatever the input held
+    # (JSON is data: JSON escapes its C0 controls, other characters are kept).
+    json_out = "--json" in command and code == 0
+    for text, is_json in ((out.getvalue(), json_out), (err.getvalue(), False)):
+        raw = {c for c in text if c != "\n" and (ord(c) < 0x20 if is_json else ord(c) in CONTROL)}
+        assert not raw, text[:200]
     assert elapsed < TIME_BOUND_S
     assert peak < MEMORY_BOUND
+    return out.getvalue()
 
 
 EXAMPLES = max(10, settings.default.max_examples // 4)
@@ -169,6 +203,7 @@ EXAMPLES = max(10, settings.default.max_examples // 4)
 @pytest.mark.parametrize("adapter", sorted(SEEDS))
 def test_fuzzed_input_gives_a_result_or_one_error_line(adapter: str, tmp_path: Path) -> None:
     name, seed = SEEDS[adapter]
+    adapter = adapter.split("-")[0]
 
     @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(text=mutated(seed))
@@ -192,3 +227,218 @@ def test_random_bytes_as_parquet_and_eval(data: bytes) -> None:
             path = Path(directory) / name
             path.write_bytes(b"PAR1" + data + b"PAR1" if adapter == "parquet" else b"PK\x03\x04" + data)
             check_case(path, adapter)
+
+
+# ---------------------------------------------------------------------------------------------
+# Patterns, schemas and names from the input (issue 28)
+
+#: Patterns that backtrack exponentially in Python's re, that RE2 lacks, or that are not patterns.
+PATTERNS = st.sampled_from(
+    ["^(a+)+$", "(a|aa)+$", "(a*)*b", "(?<=a)b", "(a)\\1", "(", "[", "a{1001}", "x*+", "\\Z", "(?i)é", "\\d+"]
+) | st.text(alphabet="a()+*?|[]^$\\{}.", max_size=12)
+VICTIMS = st.sampled_from(["a" * 40 + "!", "aaaa", "", "b", "é" * 30 + "!"])
+
+
+class _Listener:
+    """A local listener: a schema's $ref must never connect to it (HOSTILE-NETWORK)."""
+
+    def __init__(self) -> None:
+        import socket
+        import threading
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.connections = 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            conn.close()
+
+    def close(self) -> int:
+        self.stop.set()
+        self.thread.join(timeout=5)
+        self.sock.close()
+        return self.connections
+
+
+@st.composite
+def hostile_schema(draw: st.DrawFn, port: int) -> tuple[object, dict[str, object]]:
+    """A tool schema built from hostile pieces, and arguments for it."""
+    victim = draw(VICTIMS)
+    kind = draw(st.sampled_from(["pattern", "patternProperties", "ref", "uniqueItems", "draft4", "cycle"]))
+    pattern = draw(PATTERNS)
+    if kind == "pattern":
+        return {"type": "object", "properties": {"q": {"type": "string", "pattern": pattern}}}, {"q": victim}
+    if kind == "patternProperties":
+        schema = {
+            "type": "object",
+            "patternProperties": {pattern: {"type": "integer"}},
+            "additionalProperties": False,
+        }
+        return schema, {victim: 1}
+    if kind == "draft4":
+        return {"$schema": "http://json-schema.org/draft-04/schema#", "patternProperties": {pattern: {}}}, {
+            victim: 1
+        }
+    if kind == "ref":
+        target = draw(
+            st.sampled_from([f"http://127.0.0.1:{port}/s.json", f"https://127.0.0.1:{port}/", "#", "#/x"])
+        )
+        where = draw(st.booleans())
+        schema = {"$ref": target} if where else {"type": "object", "properties": {"q": {"$ref": target}}}
+        return schema, {"q": victim}
+    if kind == "cycle":
+        return {
+            "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"allOf": [{"$ref": "#/$defs/a"}]}},
+            "$ref": "#/$defs/a",
+        }, {}
+    n = draw(st.sampled_from([0, 1, 50, 5000]))
+    items = [[i % 97, {"k": i % 89}] for i in range(n)]
+    return {"type": "object", "properties": {"xs": {"type": "array", "uniqueItems": True}}}, {"xs": items}
+
+
+@pytest.mark.spec(
+    "HOSTILE-FUZZ", "HOSTILE-REGEX", "HOSTILE-NETWORK", "HOSTILE-SCHEMA-COST", "CHAT-SCHEMA-CYCLE"
+)
+def test_fuzzed_schemas_patterns_and_rules(tmp_path: Path) -> None:
+    listener = _Listener()
+
+    @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(data=st.data())
+    def case(data: st.DataObject) -> None:
+        schema, arguments = data.draw(hostile_schema(listener.port))
+        result = data.draw(VICTIMS)
+        line = {
+            "task_id": "t",
+            "model": data.draw(st.text(max_size=8)) or "m",
+            "method": "x",
+            "success": True,
+            "messages": [
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": "c",
+                            "type": "function",
+                            "function": {"name": "t", "arguments": json.dumps(arguments)},
+                        }
+                    ],
+                },
+                {
+                    "role": "tool",
+                    "tool_call_id": "c",
+                    "content": result,
+                    "is_error": data.draw(st.booleans()),
+                },
+            ],
+            "tools": [{"type": "function", "function": {"name": "t", "parameters": schema}}],
+        }
+        path = tmp_path / "c.jsonl"
+        path.write_text(json.dumps(line) + "\n", encoding="utf-8")
+        extra: list[str] = []
+        option = data.draw(st.sampled_from(["none", "rules", "error-pattern"]))
+        if option == "rules":
+            rules = tmp_path / "rules.toml"
+            rules.write_text(
+                f'[[chat]]\npattern = {json.dumps(data.draw(PATTERNS))}\nlabel = "schema"\n', encoding="utf-8"
+            )
+            extra = ["--label-rules", str(rules)]
+        elif option == "error-pattern":
+            extra = ["--error-pattern", data.draw(PATTERNS)]
+        check_case(
+            path, "chat", *extra, command=data.draw(st.sampled_from([("score", "--json"), ("explain",)]))
+        )
+
+    try:
+        case()
+    finally:
+        assert listener.close() == 0, "a schema's $ref made prefixexec connect"
+
+
+@pytest.mark.spec("HOSTILE-FUZZ", "HOSTILE-CONTROL")
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(
+    names=st.lists(
+        st.text(
+            alphabet=st.sampled_from([*sorted(chr(c) for c in CONTROL), "a", "[", "$", " "]),
+            min_size=1,
+            max_size=6,
+        ),
+        min_size=4,
+        max_size=4,
+    ),
+    command=st.sampled_from([("score",), ("explain",), ("score", "--json")]),
+)
+def test_fuzzed_names_never_reach_the_terminal_raw(names: list[str], command: tuple[str, ...]) -> None:
+    import tempfile
+
+    dataset, model, method, task = names
+    line = {
+        "dataset": dataset,
+        "task_id": task,
+        "model": model,
+        "method": method,
+        "success": False,
+        "outcome": {"T": 2, "fed": 1, "label": "schema", "reason": "".join(names)},
+    }
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "r.jsonl"
+        path.write_text(json.dumps(line) + "\n", encoding="utf-8")
+        check_case(path, "records", command=command)
+
+
+@pytest.mark.spec("HOSTILE-FUZZ", "HOSTILE-PSEUDO", "HOSTILE-FIFO", "HOSTILE-OPTION-FILE")
+@settings(max_examples=max(4, EXAMPLES // 3), deadline=None)
+@given(
+    kind=st.sampled_from(["fifo", "proc", "device", "dangling"]),
+    slot=st.sampled_from(["input", "label-rules", "select"]),
+)
+def test_fuzzed_special_files_in_every_slot(kind: str, slot: str) -> None:
+    import os
+    import subprocess
+    import sys
+    import tempfile
+
+    if kind == "proc" and not os.path.exists("/proc/kmsg"):
+        return  # not Linux: no procfs to test with (the other kinds still run)
+    with tempfile.TemporaryDirectory() as directory:
+        special = Path(directory) / "special"
+        if kind == "fifo":
+            os.mkfifo(special)
+        else:
+            special.symlink_to(
+                {"proc": "/proc/kmsg", "device": "/dev/zero", "dangling": "/nonexistent/x"}[kind]
+            )
+        records = Path(directory) / "r.jsonl"
+        records.write_text(OUTCOME + "\n", encoding="utf-8")
+        argv = {
+            "input": ["score", "--adapter", "records", str(special)],
+            "label-rules": ["score", "--adapter", "chat", "--label-rules", str(special), str(records)],
+            "select": ["score", "--adapter", "records", "--select", f"task_id=@{special}", str(records)],
+        }[slot]
+        # A subprocess with a time limit: a read of any of these could block the suite forever.
+        proc = subprocess.run(
+            [sys.executable, "-m", "prefixexec", *argv],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        lines = [line for line in proc.stderr.splitlines() if line]
+        assert proc.returncode == 2 and proc.stdout == "", proc.stderr
+        assert len(lines) == 1 and lines[0].startswith("prefixexec: error: ") and "special" in lines[0], (
+            proc.stderr
+        )

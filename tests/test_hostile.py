@@ -812,3 +812,718 @@ def test_tasks_times_horizon_across_dask_units(tmp_path: Path, capsys: pytest.Ca
     short = jsonl(tmp_path / "b.jsonl", *[record(task_id=f"t{i}") for i in range(1, 101)])
     argv = [*SCORE, "--adapter", "records", "--engine", "dask", "--workers", "1", str(long), str(short)]
     one_error(*run(capsys, *argv), "HOSTILE-CELLS", "101 tasks x horizon 100000")
+
+
+# ---------------------------------------------------------------------------------------------
+# Round three (issue 28): network, patterns, schemas, pseudo-files, terminals, outputs, numbers
+
+
+def chat_line(
+    arguments: dict[str, Any],
+    parameters: Any,
+    result: str = "ok",
+    is_error: bool = False,
+    **change: Any,
+) -> dict[str, Any]:
+    """One chat transcript: a call of tool ``t`` with ``arguments`` and its result."""
+    base: dict[str, Any] = {
+        "task_id": "t1",
+        "model": "m",
+        "method": "x",
+        "success": True,
+        "messages": [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "t", "arguments": json.dumps(arguments)},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": result, "is_error": is_error},
+        ],
+        "tools": [{"type": "function", "function": {"name": "t", "parameters": parameters}}],
+    }
+    base.update(change)
+    return base
+
+
+class Listener:
+    """A local TCP listener that records every connection (HOSTILE-NETWORK: none may come)."""
+
+    def __init__(self) -> None:
+        import socket
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.connections = 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            conn.close()
+
+    def close(self) -> int:
+        self.stop.set()
+        self.thread.join(timeout=5)
+        self.sock.close()
+        return self.connections
+
+
+@pytest.fixture
+def listener() -> Any:
+    found = Listener()
+    yield found
+    assert found.close() == 0, "prefixexec connected to the listener"
+
+
+@pytest.mark.spec("HOSTILE-NETWORK", "CHAT-SCHEMA-REF")
+@pytest.mark.parametrize("where", ["root", "property"])
+def test_a_remote_ref_is_never_fetched(
+    where: str, listener: Listener, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"http://127.0.0.1:{listener.port}/schema.json"
+    schema = {"$ref": url} if where == "root" else {"type": "object", "properties": {"a": {"$ref": url}}}
+    path = jsonl(tmp_path / "c.jsonl", chat_line({"a": 1}, schema))
+    # The root $ref is reached when the tool is read; the property's only by this call's 'a'.
+    place = f"{path}:1: tools[0]" if where == "root" else f"{path}:1: messages[0].tool_calls[0]"
+    one_error(*run(capsys, *SCORE, "--adapter", "chat", str(path)), place, "unresolvable $ref", url)
+    assert listener.close() == 0
+
+
+@pytest.mark.spec("CHAT-SCHEMA-CYCLE")
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"$ref": "#"},
+        {"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"},
+        {
+            "type": "object",
+            "properties": {"q": {"$ref": "#/$defs/a"}},
+            "$defs": {"a": {"allOf": [{"$ref": "#/$defs/a"}]}},
+        },
+    ],
+)
+def test_a_schema_that_refers_to_itself_names_the_tool(
+    schema: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = jsonl(tmp_path / "c.jsonl", chat_line({"q": 1}, schema))
+    one_error(
+        *run(capsys, *SCORE, "--adapter", "chat", str(path)), "tool 't'", "refers to itself", f"{path}:1"
+    )
+
+
+@pytest.mark.spec("CHAT-SCHEMA-CYCLE")
+def test_a_recursive_schema_that_descends_is_validated(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tree = {
+        "$defs": {"n": {"type": "object", "properties": {"c": {"$ref": "#/$defs/n"}}}},
+        "$ref": "#/$defs/n",
+    }
+    good = chat_line({"c": {"c": {}}}, tree, task_id="good")
+    bad = chat_line({"c": {"c": {"c": 1}}}, tree, task_id="bad")
+    code, out, err = run(
+        capsys, "explain", "--json", "--adapter", "chat", str(jsonl(tmp_path / "c.jsonl", good, bad))
+    )
+    assert code == 0, err
+    rows = {r["task_id"]: r for r in map(json.loads, out.splitlines())}
+    assert rows["good"]["fed"] == 2 and rows["bad"]["fed"] == 1  # T = 1: FED = T + 1 when executable
+    assert "arguments.c.c.c: 1 is not of type 'object'" in rows["bad"]["reason"]
+
+
+CATASTROPHIC = "^(a+)+$"
+VICTIM = "a" * 40 + "!"  # 41 characters: Python's re backtracks 2**40 ways
+
+
+@pytest.mark.spec("HOSTILE-REGEX")
+def test_a_catastrophic_schema_pattern_is_matched_in_linear_time(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    schema = {"type": "object", "properties": {"q": {"type": "string", "pattern": CATASTROPHIC}}}
+    keys = {
+        "type": "object",
+        "patternProperties": {CATASTROPHIC: {"type": "integer"}},
+        "additionalProperties": False,
+    }
+    path = jsonl(
+        tmp_path / "c.jsonl",
+        chat_line({"q": VICTIM}, schema, task_id="pattern"),
+        chat_line({VICTIM: 1, "aaa": 2}, keys, task_id="keys"),
+    )
+    start = time.perf_counter()
+    code, out, err = run(capsys, "explain", "--json", "--adapter", "chat", str(path))
+    assert code == 0, err
+    assert time.perf_counter() - start < 5  # Python's re: past 60 s
+    rows = {r["task_id"]: r for r in map(json.loads, out.splitlines())}
+    assert "does not match '^(a+)+$'" in rows["pattern"]["reason"]
+    # VICTIM matches no pattern: it is an additional property; 'aaa' matches and is an integer.
+    assert (
+        "Additional properties are not allowed" in rows["keys"]["reason"]
+        and "'aaa'" not in rows["keys"]["reason"]
+    )
+
+
+@pytest.mark.spec("HOSTILE-REGEX", "LABEL-RULES")
+def test_catastrophic_label_rules_and_error_patterns_are_linear(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rules = write(tmp_path / "rules.toml", '[[chat]]\npattern = "(a+)+$"\nlabel = "state_consistency"\n')
+    path = jsonl(tmp_path / "c.jsonl", chat_line({}, {"type": "object"}, result=VICTIM + "x", is_error=True))
+    start = time.perf_counter()
+    code, out, err = run(
+        capsys, "explain", "--json", "--adapter", "chat", "--label-rules", str(rules), str(path)
+    )
+    assert code == 0, err and len(VICTIM + "x") == 42
+    assert json.loads(out)["label"] is None  # the rule does not match ('!x' ends it): no family either
+    plain = jsonl(tmp_path / "p.jsonl", chat_line({}, {"type": "object"}, result=VICTIM))
+    code, out, err = run(
+        capsys, "explain", "--json", "--adapter", "chat", "--error-pattern", "(a+)+$", str(plain)
+    )
+    assert code == 0, err
+    assert json.loads(out)["fed"] == 2  # the result does not match: the call executed
+    assert time.perf_counter() - start < 5
+
+
+@pytest.mark.spec("HOSTILE-REGEX")
+@pytest.mark.parametrize(
+    ("where", "pattern"),
+    [("schema", "(?<=a)b"), ("schema", "(a)\\1"), ("rules", "(?!x)"), ("error", "(?<=a)b"), ("draft4", "(")],
+)
+def test_patterns_the_linear_engine_lacks_are_refused_in_one_line(
+    where: str, pattern: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    extra: list[str] = []
+    schema: Any = {"type": "object"}
+    if where == "schema":
+        schema = {"type": "object", "properties": {"q": {"pattern": pattern}}}
+    elif where == "draft4":  # the draft-04 meta-schema does not check patternProperties' keys
+        schema = {"$schema": "http://json-schema.org/draft-04/schema#", "patternProperties": {pattern: {}}}
+    elif where == "rules":
+        rules = write(tmp_path / "rules.toml", f'[[chat]]\npattern = "{pattern}"\nlabel = "schema"\n')
+        extra = ["--label-rules", str(rules)]
+    else:
+        extra = ["--error-pattern", pattern]
+    path = jsonl(tmp_path / "c.jsonl", chat_line({"q": "b"}, schema))
+    one_error(*run(capsys, *SCORE, "--adapter", "chat", *extra, str(path)), "RE2")
+
+
+@pytest.mark.spec("HOSTILE-SCHEMA-COST")
+def test_unique_items_over_many_unhashable_items_is_linear(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    schema = {"type": "object", "properties": {"xs": {"type": "array", "uniqueItems": True}}}
+    many = [[i, {"k": i}] for i in range(20_000)]
+    path = jsonl(
+        tmp_path / "c.jsonl",
+        chat_line({"xs": many}, schema, task_id="unique"),
+        chat_line({"xs": [*many, [5, {"k": 5}]]}, schema, task_id="repeat"),
+        chat_line({"xs": [1, True, {"a": 1, "b": 2}]}, schema, task_id="json-equal-not"),
+        chat_line({"xs": [1, 1.0]}, schema, task_id="json-equal"),
+    )
+    assert path.stat().st_size > 380_000
+    start = time.perf_counter()
+    code, out, err = run(capsys, "explain", "--json", "--adapter", "chat", str(path))
+    assert code == 0, err
+    assert time.perf_counter() - start < 15  # jsonschema's pairwise fallback: past 60 s
+    fed = {r["task_id"]: r["fed"] for r in map(json.loads, out.splitlines())}
+    assert fed == {"unique": 2, "repeat": 1, "json-equal-not": 2, "json-equal": 1}
+
+
+@pytest.mark.spec("LABEL-MASK")
+def test_label_masking_is_one_pass() -> None:
+    from prefixexec.adapters.labels import MASK, mask_arguments
+
+    values = [f"v{i}x" for i in range(20_000)]
+    message = " ".join(f"{values[(i * 7919) % 20_000]} filler" for i in range(40_000))
+    message = message[: message.rindex(" ", 0, 500_000)]  # 500 KB of whole tokens
+    start = time.perf_counter()
+    masked = mask_arguments(message, {"ids": values})
+    assert time.perf_counter() - start < 5  # one regex per value: past 60 s
+    assert "v" not in masked.replace("filler", "")  # every id masked, every filler kept
+    assert masked.count("filler") == message.count("filler")
+    # Overlapping occurrences are masked together; glued ones not at all.
+    assert mask_arguments("ids U-1-2 and xU-1", ["U-1", "1-2"]) == f"ids {MASK} and xU-1"
+
+
+def _bfcl_file(tmp_path: Path, entry_id: str, steps: list[str]) -> Path:
+    path = tmp_path / "result" / "m" / "multi_turn" / "BFCL_v4_multi_turn_base_result.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    turns = [steps, [], [], [], []]
+    path.write_text(json.dumps({"id": entry_id, "result": turns}) + "\n", encoding="utf-8")
+    return path
+
+
+def _math_task() -> str:
+    from prefixexec.adapters import bfcl
+
+    return next(
+        t
+        for t in (f"multi_turn_base_{i}" for i in range(200))
+        if "MathAPI" in bfcl.task(t).entry.involved_classes
+    )
+
+
+@pytest.mark.spec("HOSTILE-BFCL-COST")
+def test_a_huge_hexadecimal_literal_is_a_schema_failure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _bfcl_file(tmp_path, "multi_turn_base_0", ["[cd(folder=0x" + "f" * 5000 + ")]"])
+    code, out, err = run(capsys, "explain", "--json", "--adapter", "bfcl", str(path))
+    assert code == 0, err
+    row = json.loads(out.splitlines()[0])
+    assert row["fed"] == 1 and row["label"] == "schema"
+    assert "integer literal of more than 4300 decimal digits" in row["reason"]
+
+
+@pytest.mark.spec("HOSTILE-BFCL-COST")
+def test_negative_numbers_are_bounded_for_every_method() -> None:
+    from prefixexec.adapters import bfcl
+    from prefixexec.kernel import Label
+
+    task_id = _math_task()
+    start = time.perf_counter()
+    one = bfcl.replay_calls(task_id, [["round_number(number=5, decimal_places=-1000000000)"]], success=False)
+    assert one.outcome.fed == 1 and one.outcome.label is Label.SCHEMA
+    assert one.outcome.reason is not None and "negative integer below -100000" in one.outcome.reason
+    # -90,000 is within the bound per argument; the rollout's sum passes 1,000,000 at call 12.
+    many = bfcl.replay_calls(task_id, [["round_number(number=5, decimal_places=-90000)"] * 50], success=False)
+    assert many.outcome.fed == 12 and many.outcome.reason is not None
+    assert "summed over this rollout exceed the limit 1000000" in many.outcome.reason
+    nested = bfcl.replay_calls(task_id, [["mean(numbers=[1, 2, -200000])"]], success=False)
+    assert nested.outcome.fed == 1 and "below -100000" in str(nested.outcome.reason)
+    assert time.perf_counter() - start < 10  # round(5, -10**9) alone: hours
+
+
+def _subprocess(*argv: str, stdin: Any = subprocess.DEVNULL, timeout: float = 30, **kw: Any) -> Any:
+    return subprocess.run(
+        [sys.executable, "-m", "prefixexec", *argv],
+        stdin=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        **kw,
+    )
+
+
+def _one_line_2(proc: Any, *fragments: str) -> str:
+    return one_error(proc.returncode, proc.stdout, proc.stderr, *fragments)
+
+
+@pytest.mark.spec("HOSTILE-PSEUDO")
+@pytest.mark.skipif(not os.path.exists("/proc/kmsg"), reason="needs Linux procfs (/proc/kmsg)")
+def test_pseudo_files_are_refused_before_they_are_read(tmp_path: Path) -> None:
+    # In a subprocess with a time limit: a read of /proc/kmsg blocks until killed.
+    _one_line_2(_subprocess("score", "/proc/kmsg"), "/proc/kmsg", "pseudo-file system")
+    link = tmp_path / "mem.jsonl"
+    link.symlink_to("/proc/self/mem")
+    _one_line_2(_subprocess("score", "--adapter", "records", str(link)), str(link), "pseudo-file system")
+    run_dir = tmp_path / "run"
+    shutil.copytree(DATA / "toolsandbox" / "hostile_run", run_dir)
+    context = run_dir / "trajectories" / "hostile_code" / "execution_context.json"
+    context.unlink()
+    context.symlink_to("/proc/kmsg")
+    _one_line_2(_subprocess("score", "--adapter", "toolsandbox", str(run_dir)), str(context), "pseudo-file")
+    with open("/proc/version", "rb") as version:
+        _one_line_2(
+            _subprocess("score", "--adapter", "records", "-", stdin=version), "<stdin>", "pseudo-file"
+        )
+    rules = tmp_path / "rules.toml"
+    rules.symlink_to("/proc/kmsg")
+    records = jsonl(tmp_path / "r.jsonl", record())
+    proc = _subprocess("score", "--adapter", "chat", "--label-rules", str(rules), str(records))
+    _one_line_2(proc, str(rules), "pseudo-file")
+
+
+@pytest.mark.spec("HOSTILE-FIFO", "HOSTILE-OPTION-FILE")
+def test_named_pipes_are_refused_and_open_pipes_read(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    records = jsonl(tmp_path / "r.jsonl", record())
+    for argv, fragment in (
+        (["score", str(fifo)], "named pipe"),
+        (["score", "--adapter", "records", str(fifo)], "named pipe"),
+        (["score", "--adapter", "chat", "--label-rules", str(fifo), str(records)], "named pipe"),
+        (["score", "--adapter", "records", "--select", f"task_id=@{fifo}", str(records)], "not a regular"),
+    ):
+        _one_line_2(_subprocess(*argv), str(fifo), fragment)  # --label-rules fifo blocked forever before
+    # A pipe the shell opened (/dev/fd/N of <(...)) is read, once.
+    read_end, write_end = os.pipe()
+    os.write(write_end, (json.dumps(record()) + "\n").encode())
+    os.close(write_end)
+    proc = _subprocess(
+        "score",
+        "--json",
+        "--bootstrap",
+        "0",
+        "--adapter",
+        "records",
+        f"/dev/fd/{read_end}",
+        pass_fds=(read_end,),
+    )
+    os.close(read_end)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["conditions"][0]["N"] == 1
+
+
+@pytest.mark.spec("HOSTILE-READ")
+def test_a_read_that_fails_names_the_file() -> None:
+    from prefixexec.adapters.errors import InputError
+    from prefixexec.adapters.inputs import reading
+
+    with pytest.raises(InputError) as caught, reading("x.jsonl"):
+        raise OSError(5, "Input/output error")
+    assert str(caught.value) == "x.jsonl: cannot read: Input/output error"
+
+
+@pytest.mark.spec("HOSTILE-CONTROL", "HOSTILE-ONE-LINE")
+def test_a_file_name_with_a_newline_stays_on_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = tmp_path / "a\nb\x1b[2J.jsonl"
+    line = one_error(*run(capsys, *SCORE, "--adapter", "records", str(name)), "no such file")
+    assert "a\\x0ab\\x1b[2J.jsonl" in line and "\x1b" not in line
+    jsonl(name, record())
+    code, _out, err = run(capsys, "score", "--adapter", "chat", str(name))
+    assert code == 2 and len(err.splitlines()) == 1 and "a\\x0ab" in err  # the hint names it too
+
+
+HOSTILE_NAME = "\x1b]0;PWNED\x07\x1b[2J\x1b[31mred\u202e\x9b1m\nsecond"
+RAW_CONTROLS = ("\x1b", "\x07", "\x9b", "\u202e")
+
+
+@pytest.mark.spec("HOSTILE-CONTROL")
+@pytest.mark.parametrize("command", ["score", "compare", "explain", "score-json", "audit", "report"])
+def test_control_characters_from_the_input_are_escaped(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = jsonl(
+        tmp_path / "r.jsonl",
+        record(model=HOSTILE_NAME, method="x"),
+        record(
+            model=HOSTILE_NAME,
+            method="y\u2066",
+            outcome={"T": 2, "fed": 1, "label": "schema", "reason": "bad\x1b[2Jthing"},
+        ),
+    )
+    argv = {
+        "score": [*SCORE[:-1], str(path)],
+        "compare": ["compare", "--bootstrap", "0", "--baseline", "x", str(path)],
+        "explain": ["explain", str(path)],
+        "score-json": [*SCORE, str(path)],
+        "audit": ["audit", "--adapter", "records", str(path)],
+        "report": ["report", str(path), "--out", str(tmp_path / "rep"), "--bootstrap", "0", "--quiet"],
+    }[command]
+    code, out, err = run(capsys, *argv)
+    assert code in ((0, 1, 2) if command == "audit" else (0, 1)), err  # audit: 2 = nothing checkable
+    assert out
+    texts = [out, err]
+    if command == "report":
+        texts += [(tmp_path / "rep" / name).read_text(encoding="utf-8") for name in ("table.md", "table.tex")]
+    # JSON is data: JSON escapes C0 (ESC, BEL); a table, trace or error escapes every control too.
+    shown = ("\x1b", "\x07") if command == "score-json" else RAW_CONTROLS
+    for text in texts:
+        assert not any(c in text for c in shown), (command, text[:300])
+    if command == "score":
+        assert "\\x1b]0;PWNED\\x07" in out and "\\x0asecond" in out  # shown, on the title's line
+    if command == "score-json":
+        assert json.loads(out)["conditions"][0]["model"] == HOSTILE_NAME  # the same string to JSON
+
+
+@pytest.mark.spec("HOSTILE-LINES")
+def test_lines_end_at_newline_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    separators = "\u2028\u2029\u0085\x0b\x0c\x1c\x1d\x1e"
+    entry = {"id": "multi_turn_base_0", "result": [[f"[cd(folder='doc{separators}x')]"], [], [], []]}
+    path = tmp_path / "result" / "m" / "multi_turn" / "BFCL_v4_multi_turn_base_result.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(entry, ensure_ascii=False) + "\n", encoding="utf-8")
+    code, out, err = run(capsys, *SCORE, "--adapter", "bfcl", str(path))
+    assert code == 0, err  # was: "Unterminated string" (str.splitlines broke the line)
+    records = write(
+        tmp_path / "r.jsonl", json.dumps(record(meta={"s": separators}), ensure_ascii=False) + "\r\n"
+    )
+    code, out, err = run(capsys, *SCORE, "--adapter", "records", str(records))
+    assert code == 0, err and json.loads(out)["conditions"][0]["N"] == 1
+    ids = write(tmp_path / "ids.txt", "t\u2028u\nt\n")
+    code, out, err = run(capsys, *SCORE, "--adapter", "records", "--select", f"task_id=@{ids}", str(records))
+    assert code == 0, err
+    proc = _subprocess(
+        *SCORE, "--adapter", "records", "-", stdin=None, input=records.read_text(encoding="utf-8")
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.spec("DETECT-LONG-LINE")
+@pytest.mark.parametrize("kind", ["records", "chat", "bfcl", "records-meta-first"])
+def test_a_first_line_longer_than_the_head_is_detected(kind: str, tmp_path: Path) -> None:
+    from prefixexec.adapters.detect import HEAD_BYTES, detect
+
+    pad = "x" * (2 * HEAD_BYTES)
+    document = {
+        "records": record(meta={"pad": pad}),
+        "chat": chat_line({}, {"type": "object"}, result=pad),
+        "bfcl": {"id": "multi_turn_base_0", "result": [[pad], [], [], []]},
+        "records-meta-first": {"meta": {"pad": pad}, **record()},
+    }[kind]
+    path = write(tmp_path / "x.jsonl", json.dumps(document) + "\n")
+    assert detect(str(path)).adapter == kind.split("-")[0]
+
+
+@pytest.mark.spec("HOSTILE-TRIAL", "HOSTILE-NOTICE")
+def test_an_inspect_epoch_beyond_the_bound_is_named_and_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = {
+        "eval": {"task": "t", "model": "m", "solver": "s", "scorers": [{"name": "match"}]},
+        "samples": [{"id": 1, "epoch": 2**62, "messages": [{"role": "user", "content": "hi"}], "scores": {}}],
+    }
+    path = write(tmp_path / "log.json", json.dumps(log))
+    line = one_error(
+        *run(capsys, *SCORE, "--adapter", "inspect", "--scorer", "match", str(path)),
+        "'epoch' = 4611686018427387904",
+    )
+    assert "trial" not in line.split("exceeds")[0]
+    # The same log with a valid epoch scores, and its INS-UNSCORED warning comes after success.
+    log["samples"][0]["epoch"] = 1  # type: ignore[index]
+    write(path, json.dumps(log))
+    code, _out, err = run(capsys, *SCORE, "--adapter", "inspect", "--scorer", "match", str(path))
+    assert code == 0 and "INS-UNSCORED" in err
+
+
+def set_inputs_of(argv: list[str]) -> set[str]:
+    """The files a command's arguments make inputs (HOSTILE-OPTION-FILE)."""
+    from prefixexec.adapters.limits import option_files
+    from prefixexec.cli import build_parser
+
+    args = build_parser(argv[0]).parse_args(argv)
+    return {*getattr(args, "files", []), *option_files(args)}
+
+
+@pytest.mark.spec("HOSTILE-OPTION-FILE", "HOSTILE-OUTPUT-INPUT")
+def test_files_that_options_read_are_never_replaced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records = jsonl(tmp_path / "r.jsonl", record())
+    rules = write(tmp_path / "r1.toml", '[[chat]]\npattern = "x"\nlabel = "schema"\n')
+    chat = jsonl(tmp_path / "c.jsonl", chat_line({}, {"type": "object"}))
+    one_error(
+        *run(
+            capsys,
+            *SCORE,
+            "--adapter",
+            "chat",
+            "--label-rules",
+            str(rules),
+            "--output",
+            str(rules),
+            str(chat),
+        ),
+        "refusing to overwrite an input",
+    )
+    ids = write(tmp_path / "ids1.txt", "t\n")
+    one_error(
+        *run(capsys, *SCORE, "--select", f"task_id=@{ids}", "--output", str(ids), str(records)),
+        "refusing to overwrite",
+    )
+    table = write(tmp_path / "t.csv", "dataset,model,method,N,TER\nd,m,x,3,0.33\n")
+    theirs = write(tmp_path / "theirs.json", "{}")
+    for option in (["audit-table", str(table)], ["crosscheck", str(theirs), str(records)]):
+        assert set_inputs_of(option) >= {str(option[1])}
+    assert (
+        rules.read_text(encoding="utf-8").startswith("[[chat]]") and ids.read_text(encoding="utf-8") == "t\n"
+    )
+
+
+@pytest.mark.spec("HOSTILE-OUTPUT-TWICE")
+def test_two_outputs_on_one_file_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    records = jsonl(tmp_path / "r.jsonl", record())
+    same = tmp_path / "same.jsonl"
+    one_error(
+        *run(capsys, *SCORE, "--output", str(same), "--rollouts", str(same), str(records)), "two outputs"
+    )
+    (tmp_path / "link.jsonl").symlink_to(same)
+    same.write_text("old\n", encoding="utf-8")
+    one_error(
+        *run(capsys, *SCORE, "--output", str(same), "--rollouts", str(tmp_path / "link.jsonl"), str(records)),
+        "two outputs",
+    )
+    assert same.read_text(encoding="utf-8") == "old\n"
+    rep = tmp_path / "rep"
+    rep.mkdir()
+    one_error(
+        *run(
+            capsys, "report", str(records), "--out", str(rep), "--rollouts", str(rep / "table.csv"), "--quiet"
+        ),
+        "two outputs",
+    )
+    rows = str(tmp_path / "r.csv")
+    code, _, err = run(capsys, *SCORE, "--output", "/dev/null", "--rollouts", rows, str(records))
+    assert code == 0, err
+
+
+@pytest.mark.spec("HOSTILE-REPORT")
+def test_a_report_checks_its_files_first_and_writes_all_or_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "run"
+    out.mkdir()
+    rollouts = jsonl(out / "rollouts.jsonl", *(record(task_id=f"t{i}") for i in range(50)))
+    start = time.perf_counter()
+    one_error(*run(capsys, "report", str(rollouts), "--out", str(out), "--quiet"), "rollouts.jsonl", "input")
+    assert time.perf_counter() - start < 2  # was 9 s of work first
+    assert sorted(p.name for p in out.iterdir()) == ["rollouts.jsonl"]
+    # A write that fails half-way leaves no file and no folder.
+    fresh = tmp_path / "fresh"
+    written: list[str] = []
+    original = Path.write_bytes
+
+    def failing(self: Path, data: bytes) -> int:
+        written.append(self.name)
+        if len(written) == 5:
+            raise OSError(28, "No space left on device")
+        return original(self, data)
+
+    monkeypatch.setattr(Path, "write_bytes", failing)
+    one_error(
+        *run(capsys, "report", str(rollouts), "--out", str(fresh), "--bootstrap", "0", "--quiet"),
+        "No space left",
+    )
+    assert len(written) == 5 and not fresh.exists()
+
+
+@pytest.mark.spec("HOSTILE-ONE-LINE")
+def test_a_foreign_message_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "x.parquet"
+    path.write_bytes(b"PAR1" + b"\x00" * 64 + b"\x10\x00\x00\x00PAR1")
+    one_error(*run(capsys, *SCORE, "--adapter", "parquet", str(path)), str(path))
+
+
+@pytest.mark.spec("HOSTILE-PIPE")
+@pytest.mark.parametrize("command", ["explain", "score", "score-json", "audit-table"])
+def test_a_closed_pipe_ends_every_command_the_same_way(command: str, tmp_path: Path) -> None:
+    path = jsonl(tmp_path / "r.jsonl", *(record(task_id="t", method=f"m{i}") for i in range(50)))
+    table = write(tmp_path / "t.csv", "dataset,model,method,N,TER\nd,m,x,3,0.33\n")
+    argv = {
+        "explain": ["explain", str(path)],
+        "score": ["score", "--bootstrap", "0", str(path)],
+        "score-json": [*SCORE, str(path)],
+        "audit-table": ["audit-table", str(table)],
+    }[command]
+    # Standard output is a pipe whose reader has gone: the first write fails (EPIPE), as when
+    # `| head -c 10` has read its bytes and exited (explain exited 1 then, score 0).
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "prefixexec", *argv],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert (proc.returncode, proc.stderr) == (141, b"")
+
+
+@pytest.mark.spec("HOSTILE-ZIP")
+@pytest.mark.parametrize(
+    ("bit", "what"), [(0x1, "encrypted"), (0x20, "patched"), (0x40, "strong encryption")]
+)
+def test_encrypted_or_patched_members_are_one_line(
+    bit: int, what: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "log.eval"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("header.json", json.dumps({"eval": {"task": "t", "model": "m"}}))
+    data = bytearray(path.read_bytes())  # zipfile writes no such flag: set it in both headers
+    for magic, offset in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        at = data.index(magic) + offset
+        data[at] |= bit
+    path.write_bytes(bytes(data))
+    one_error(*run(capsys, *SCORE, "--adapter", "inspect", str(path)), f"{path}: header.json", what)
+
+
+@pytest.mark.spec("AUDIT-TABLE-LIMIT")
+@pytest.mark.parametrize(
+    ("cells", "code", "fragment"),
+    [
+        ("30000,0.50,1.10,0.70,,0.33,0.62", 1, "not searched"),  # inconsistent: mean FED < 1 + TER
+        ("1000000000000000000,0.50,1.10,0.70,,0.33,0.62", 2, "column N: deciding this row"),
+        ("9" * 5000 + ",0.5,,,,,", 2, "column N: not an integer >= 1 of at most 30 digits"),
+        ("10,0." + "9" * 5000 + ",,,,,", 2, "column TER: a number of more than 30 digits"),
+    ],
+)
+def test_audit_table_cost_is_bounded(
+    cells: str, code: int, fragment: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    table = write(
+        tmp_path / "t.csv",
+        "dataset,model,method,N,TER,mean_FED,AUC_PEC,RR_eligible,RR,success\nd,m,x," + cells + "\n",
+    )
+    start = time.perf_counter()
+    got, out, err = run(capsys, "audit-table", str(table))
+    assert time.perf_counter() - start < 5  # N = 30,000: 49 s before; 10**18: forever
+    assert got == code, err
+    if code == 2:
+        one_error(got, out, err, f"{table}:2", fragment)
+    else:
+        assert fragment in out and err == ""
+
+
+@pytest.mark.spec("XCHK-NUMBERS")
+@pytest.mark.parametrize(
+    ("value", "expected", "fragment"),
+    [
+        ('"TER": "' + "9" * 5000 + '/7"', 2, "conditions[0].exact.TER"),  # beyond the digit limit
+        ('"TER": "' + "9" * 400 + '/7"', 1, "differ"),  # compared exactly; its float is beyond range
+        ('"TER": 1e999', 2, "expected a finite number"),
+    ],
+)
+def test_crosscheck_numbers_of_any_size(
+    value: str, expected: int, fragment: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    failing = {"T": 3, "fed": 2}  # TER = 0: the exact "0" and the float 0.0 are replaced below
+    records = jsonl(tmp_path / "r.jsonl", *(record(task_id=f"t{i}", outcome=failing) for i in range(7)))
+    code, ours, err = run(capsys, *SCORE, str(records))
+    assert code == 0, err
+    replace = '"TER": 0.0' if "1e999" in value else '"TER": "0"'
+    assert replace in ours
+    theirs = write(tmp_path / "theirs.json", ours.replace(replace, value, 1))
+    got, out, err = run(capsys, "crosscheck", str(theirs), str(records))
+    if expected == 2:
+        one_error(got, out, err, str(theirs), fragment)
+    else:
+        assert got == 1 and fragment in out and err == "", err
+
+
+@pytest.mark.spec("CONF-OUTPUT-LIMIT")
+@pytest.mark.skipif(shutil.which("yes") is None, reason="needs the yes command")
+def test_conformance_reads_a_bounded_output(capsys: pytest.CaptureFixture[str]) -> None:
+    import tracemalloc
+
+    tracemalloc.start()
+    start = time.perf_counter()
+    try:
+        code, out, err = run(capsys, "conformance", "--command", "yes", "--only", "edge-all-executable")
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    assert code == 1, err
+    assert "wrote more than 16777216 bytes to standard output" in out
+    assert time.perf_counter() - start < 10 and peak < 200 * 2**20  # was 5.7 GB in 22 s

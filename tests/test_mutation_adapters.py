@@ -427,8 +427,9 @@ LABEL_NAMES = "schema, dependency, precondition, state_consistency, information"
         ),
         (
             '[[chat]]\npattern = "("\nlabel = "schema"\n',
-            "chat rule 1: 'pattern' is not a valid regular expression: "
-            "missing ), unterminated subpattern at position 0",
+            "chat rule 1: 'pattern' is not a valid regular expression: missing ): ( (patterns are "
+            "matched in linear time with RE2: no lookaround, backreferences or possessive repetition; "
+            "HOSTILE-REGEX)",
         ),
         (
             '[[nope]]\npattern = "x"\nlabel = "schema"\n',
@@ -459,7 +460,7 @@ def test_unreadable_rule_files_name_the_file(tmp_path: Path) -> None:
             read(missing)
         assert (caught.value.where, caught.value.what) == (
             missing,
-            "cannot read the label rules: No such file or directory",
+            "cannot read the label rules: no such file",
         )
     path = tmp_path / "latin1.toml"
     path.write_bytes('[[chat]]\npattern = "caf\xe9"\nlabel = "schema"\n'.encode("latin-1"))

@@ -154,7 +154,7 @@ def catalogue() -> Catalogue:
         classes[cls_name] = cls
         docs: dict[str, dict[str, Any]] = {}
         text = data.joinpath(config.MULTI_TURN_FUNC_DOC_FILE_MAPPING[cls_name]).read_text(encoding="utf-8")
-        for line in text.splitlines():
+        for line in text.split("\n"):
             if line.strip():
                 doc = json.loads(line)
                 docs[doc["name"]] = doc
@@ -245,12 +245,12 @@ def entries(category: str) -> Mapping[str, Entry]:
     catalogue()
     task_file, answer_file = _data_file(category)
     answers: dict[str, tuple[tuple[str, ...], ...]] = {}
-    for line in answer_file.read_text(encoding="utf-8").splitlines():
+    for line in answer_file.read_text(encoding="utf-8").split("\n"):
         if line.strip():
             record = json.loads(line)
             answers[record["id"]] = tuple(tuple(turn) for turn in record["ground_truth"])
     found: dict[str, Entry] = {}
-    for line in task_file.read_text(encoding="utf-8").splitlines():
+    for line in task_file.read_text(encoding="utf-8").split("\n"):
         if not line.strip():
             continue
         record = json.loads(line)

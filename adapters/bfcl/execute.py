@@ -15,7 +15,7 @@ import json
 import math
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -35,6 +35,15 @@ MAX_PRECISION = 10_000
 MAX_PRECISION_PER_ROLLOUT = 10 * MAX_PRECISION
 #: Largest result, in bits, of MathAPI.power on two integers (BFCL-LIMITS).
 MAX_POWER_BITS = 1_000_000
+#: HOSTILE-BFCL-COST, every numeric argument of every class: an integer has at most 4,300
+#: decimal digits (Python's own int <-> str limit, which BFCL's rendering of a result meets).
+MAX_INT_DIGITS = 4300
+#: HOSTILE-BFCL-COST: the largest magnitude of a negative integer argument, of any method of any
+#: class, and of their sum over a rollout. A negative integer is a count of places or an
+#: exponent to Python's arithmetic (``round(5, -n)`` computes ``10**n``: n = 10**9 runs for
+#: hours), whose cost grows with the value; BFCL's ids, counts and amounts are not negative.
+MAX_NEGATIVE = 100_000
+MAX_NEGATIVE_PER_ROLLOUT = 10 * MAX_NEGATIVE
 
 
 # --- binding and types (BFCL-BIND, BFCL-TYPES) ---------------------------------------------------
@@ -103,8 +112,47 @@ def type_fault(info: MethodInfo, bound: Mapping[str, Any]) -> str | None:
     return None
 
 
+def numbers(value: Any) -> Iterator[int]:
+    """Every integer inside an argument value (lists, tuples and dict keys and values, at any
+    depth; booleans are not numbers)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, bool):
+            continue
+        if isinstance(item, int):
+            yield item
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+
+
+#: The smallest integer of more than MAX_INT_DIGITS digits.
+_INT_LIMIT = 10**MAX_INT_DIGITS
+
+
+def number_fault(info: MethodInfo, bound: Mapping[str, Any]) -> str | None:
+    """HOSTILE-BFCL-COST for every method of every class: no integer argument beyond
+    :data:`MAX_INT_DIGITS` digits, no negative one beyond -:data:`MAX_NEGATIVE`."""
+    for name, value in bound.items():
+        for number in numbers(value):
+            if abs(number) >= _INT_LIMIT:
+                return f"argument `{name}` of {info.name}() holds an integer of over {MAX_INT_DIGITS} digits"
+            if number < -MAX_NEGATIVE:
+                return (
+                    f"argument `{name}` of {info.name}() holds a negative integer below -{MAX_NEGATIVE} "
+                    "(HOSTILE-BFCL-COST: its cost to Python's arithmetic grows with its value)"
+                )
+    return None
+
+
 def limit_fault(info: MethodInfo, bound: Mapping[str, Any]) -> str | None:
-    """Resource limits that keep one call from running for minutes (BFCL-LIMITS)."""
+    """Resource limits that keep one call from running for minutes (BFCL-LIMITS, HOSTILE-BFCL-COST)."""
+    fault = number_fault(info, bound)
+    if fault is not None:
+        return fault
     if info.cls == "MathAPI" and info.name in ("logarithm", "square_root"):
         precision = bound.get("precision")
         if isinstance(precision, int) and not isinstance(precision, bool) and abs(precision) > MAX_PRECISION:
@@ -292,10 +340,11 @@ class World:
     A world is owned by one replay and advanced in place, call by call (BFCL-LINEAR).
     """
 
-    __slots__ = ("catalogue", "instances", "long_context", "precision_spent")
+    __slots__ = ("catalogue", "instances", "long_context", "negative_spent", "precision_spent")
 
     def __init__(self, entry: Entry) -> None:
         self.precision_spent = 0
+        self.negative_spent = 0
         self.catalogue: Catalogue = catalogue()
         self.long_context = long_context(entry.category)
         self.instances: dict[str, object] = {}
@@ -324,7 +373,17 @@ class World:
 
     def charge(self, info: MethodInfo, bound: Mapping[str, Any]) -> str | None:
         """Count a call's ``precision`` against the rollout's budget; the fault when it is spent
-        (BFCL-LIMITS, HOSTILE-BFCL-COST: the cost of a rollout is bounded, not only of a call)."""
+        (BFCL-LIMITS, HOSTILE-BFCL-COST: the cost of a rollout is bounded, not only of a call);
+        the magnitudes of negative integer arguments of every method count against their own
+        budget, :data:`MAX_NEGATIVE_PER_ROLLOUT`."""
+        negative = sum(-n for value in bound.values() for n in numbers(value) if n < 0)
+        if negative:
+            self.negative_spent += negative
+            if self.negative_spent > MAX_NEGATIVE_PER_ROLLOUT:
+                return (
+                    f"{info.name}(): negative integer arguments summed over this rollout exceed the "
+                    f"limit {MAX_NEGATIVE_PER_ROLLOUT} (HOSTILE-BFCL-COST)"
+                )
         if info.cls != "MathAPI" or info.name not in ("logarithm", "square_root"):
             return None
         precision = bound.get("precision")
@@ -429,6 +488,9 @@ def same_state(model: World, gold: World) -> tuple[bool, str | None]:
 __all__ = [
     "EXECUTION_ERROR",
     "FAMILIES",
+    "MAX_INT_DIGITS",
+    "MAX_NEGATIVE",
+    "MAX_NEGATIVE_PER_ROLLOUT",
     "MAX_POWER_BITS",
     "MAX_PRECISION",
     "MAX_PRECISION_PER_ROLLOUT",
@@ -440,6 +502,8 @@ __all__ = [
     "error_message",
     "instance_snapshot",
     "limit_fault",
+    "number_fault",
+    "numbers",
     "same_state",
     "snapshot",
     "type_fault",

@@ -22,6 +22,10 @@ MAX_STEP_CHARS = 1_000_000
 #: Deepest nesting of lists, tuples and dicts inside one argument value.
 MAX_LITERAL_DEPTH = 32
 
+#: Longest integer literal accepted, in decimal digits (Python's int <-> str limit; HOSTILE-BFCL-COST).
+MAX_INT_DIGITS = 4300
+_INT_LIMIT = 10**MAX_INT_DIGITS
+
 #: Text that starts like a call list: used only to tell an oversized call from an oversized reply.
 _LOOKS_LIKE_CALL = re.compile(r"^[\s`\[']*[A-Za-z_][\w.]*\s*\(")
 
@@ -59,6 +63,16 @@ def _short(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def _unparse(node: ast.AST, source: str, limit: int) -> str:
+    """``ast.unparse(node)`` cut to ``limit``; where it cannot be written (an integer literal
+    beyond Python's digit limit, from a hexadecimal literal), the node's own source text."""
+    try:
+        return _short(ast.unparse(node), limit)
+    except (ValueError, RecursionError):
+        segment = ast.get_source_segment(source, node)
+        return _short(segment if segment is not None else "<call>", limit)
+
+
 def literal(node: ast.AST, depth: int = 0) -> Any:
     """The value of a literal expression; raises :class:`Unacceptable` for anything else.
 
@@ -71,6 +85,9 @@ def literal(node: ast.AST, depth: int = 0) -> Any:
         raise Unacceptable(f"literal nested deeper than {MAX_LITERAL_DEPTH} levels")
     if isinstance(node, ast.Constant):
         value = node.value
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= _INT_LIMIT:
+            # A hexadecimal literal passes the parser's digit limit (HOSTILE-BFCL-COST).
+            raise Unacceptable(f"integer literal of more than {MAX_INT_DIGITS} decimal digits")
         if value is None or isinstance(value, str | bool | int | float):
             return value
         raise Unacceptable(f"constant of type {type(value).__name__} is not accepted")
@@ -131,7 +148,7 @@ def from_call_node(node: ast.Call, text: str, *, positional: bool) -> ParsedCall
     if not isinstance(func, ast.Name):
         kind = "an attribute call" if isinstance(func, ast.Attribute) else f"a call of {type(func).__name__}"
         return ParsedCall(
-            name=_short(ast.unparse(func)), text=text, fault=f"{kind}, not a plain function call"
+            name=_unparse(func, text, 120), text=text, fault=f"{kind}, not a plain function call"
         )
     name = func.id
     fault = _name_fault(name)
@@ -391,7 +408,7 @@ def decode_prompting(raw: str) -> DecodedStep:
     if not all(isinstance(n, ast.Call) for n in nodes):
         return RAISING_REPLY
     call_nodes = [n for n in nodes if isinstance(n, ast.Call)]
-    calls = [from_call_node(n, _short(ast.unparse(n), 2000), positional=False) for n in call_nodes]
+    calls = [from_call_node(n, _unparse(n, text, 2000), positional=False) for n in call_nodes]
     if not all(_bfcl_call_decodes(n) for n in call_nodes):
         return _whole_step(
             calls, "BFCL's decoder cannot decode this step (an argument of an unsupported kind)"

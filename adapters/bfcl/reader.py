@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,8 +20,9 @@ import attrs
 from prefixexec.kernel import ConditionKey, Outcome, Rollout
 
 from .. import harness
-from ..errors import InputError, file_faults
-from ..records import parse_json_line
+from ..errors import InputError
+from ..limits import notice
+from ..records import open_lines, parse_json_line
 from . import backend
 from .parse import MAX_STEP_CHARS, DecodedStep, StepFormatError, decode_prompting, decode_step
 from .semantics import (
@@ -136,10 +136,10 @@ def _model_from_path(path: str) -> str | None:
 
 
 def _lines(path: str) -> list[tuple[int, str]]:
-    with file_faults(path, "a BFCL result file"):
-        if path == "-":
-            return list(enumerate(sys.stdin.read().splitlines(), start=1))
-        return list(enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1))
+    # JSON lines end at "\n" only (HOSTILE-LINES: str.splitlines also breaks at U+2028, U+0085,
+    # \x0b, \x0c, \x1c-\x1e, which a result written with ensure_ascii=False holds raw in its
+    # strings); the line reader of records bounds each line (HOSTILE-LINE) and checks the file.
+    return list(open_lines(path))
 
 
 def _objects(path: str) -> list[tuple[str, dict[str, Any]]]:
@@ -396,11 +396,11 @@ def read(paths: Sequence[str], options: AdapterOptions) -> list[Rollout]:
     result = read_results(paths, options)
     for summary in result.files:
         if summary.json_call_texts:
-            sys.stderr.write(
+            notice(
                 f"prefixexec: warning: {summary.path}: {summary.json_call_texts} text steps hold JSON "
                 "tool calls ([{\"name\": ..., \"arguments\": ...}]), which a local model's BFCL handler "
                 "decodes with a decoder of its own, not mirrored here: they are read as replies "
-                "(BFCL's API-handler rules), so T, FED and Y can differ from BFCL's (BFCL-DIFF)\n"
+                "(BFCL's API-handler rules), so T, FED and Y can differ from BFCL's (BFCL-DIFF)"
             )
     harness.report("bfcl", result.harness_errors)
     return list(result.rollouts)

@@ -100,7 +100,7 @@ def reference_results(variants: Sequence[tuple[str, Sequence[Sequence[str]]]]) -
         raise RuntimeError(
             f"BFCL reference process failed ({completed.returncode}): {completed.stderr[-2000:]}"
         )
-    return [json.loads(line) for line in completed.stdout.splitlines() if line.strip()]
+    return [json.loads(line) for line in completed.stdout.split("\n") if line.strip()]
 
 
 def cross_check(variants: Sequence[tuple[str, Sequence[Sequence[str]], str]]) -> CrossCheck:

@@ -4,7 +4,6 @@ CHAT-CALLS, CHAT-SUCCESS, CHAT-ERRORS)."""
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +15,7 @@ from .. import harness
 from ..errors import InputError
 from ..labels import NO_RULES, LabelRules, load_label_rules
 from ..records import json_lines, parse_json_line, unique_rollouts
+from ..regex import Pattern, PatternError, compile_pattern
 from ..shape import need_bool
 from .semantics import SEMANTICS, ChatCall, ChatTask, ChatTool, _excerpt, compile_schema
 
@@ -218,7 +218,7 @@ def line_rollout(
     record: Any,
     where: str,
     options: AdapterOptions,
-    pattern: re.Pattern[str] | None,
+    pattern: Pattern | None,
     rules: LabelRules = NO_RULES,
 ) -> Rollout:
     """Validate one line and replay its transcript through the kernel (CHAT-FORMAT, CHAT-EXEC)."""
@@ -255,13 +255,14 @@ def line_rollout(
     return harness.counted_rollout(rollout, harness.shorten(lost), len(calls))
 
 
-def error_pattern(text: str | None) -> re.Pattern[str] | None:
-    """The compiled ``--error-pattern`` (``None`` when not given)."""
+def error_pattern(text: str | None) -> Pattern | None:
+    """The compiled ``--error-pattern`` (``None`` when not given), matched in linear time
+    (HOSTILE-REGEX)."""
     if text is None:
         return None
     try:
-        return re.compile(text)
-    except re.error as exc:
+        return compile_pattern(text)
+    except PatternError as exc:
         raise InputError("--error-pattern", f"not a valid regular expression: {exc}") from None
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -17,13 +17,17 @@ import attrs
 import jsonschema
 import jsonschema.exceptions
 import jsonschema.protocols
+import referencing
 import referencing.exceptions
+from jsonschema.exceptions import ValidationError
 
 from prefixexec.kernel import Accepted, Label, Rejected, ToolCall
 from prefixexec.kernel.actions import Action, NoToolAction
 
 from ..errors import InputError
 from ..labels import NO_RULES, LabelRules, family_labels
+from ..regex import Pattern, PatternError, compile_pattern
+from ..text import one_line
 
 #: Longest excerpt of a tool result quoted in a rejection reason.
 REASON_EXCERPT = 200
@@ -84,14 +88,155 @@ def error_labels(text: str, arguments: object = None, rules: LabelRules = NO_RUL
 
 
 def _validator_class(schema: Mapping[str, Any]) -> type[jsonschema.protocols.Validator]:
-    """The validator of the draft ``$schema`` names; draft 2020-12 when absent or unknown."""
+    """The validator of the draft ``$schema`` names; draft 2020-12 when absent or unknown; with
+    the keywords that match patterns or compare items replaced by bounded ones (HOSTILE-SCHEMA-COST)."""
     with warnings.catch_warnings():
         # Older jsonschema releases warn (DeprecationWarning) on an unknown $schema.
         warnings.simplefilter("ignore", DeprecationWarning)
         cls: type[jsonschema.protocols.Validator] = jsonschema.validators.validator_for(
             schema, default=jsonschema.Draft202012Validator
         )
-    return cls
+    return _bounded(cls)
+
+
+@lru_cache(maxsize=16)
+def _bounded(cls: type[jsonschema.protocols.Validator]) -> type[jsonschema.protocols.Validator]:
+    """``cls`` with ``pattern``, ``patternProperties`` and ``additionalProperties`` matched by RE2
+    (linear time, HOSTILE-REGEX) and ``uniqueItems`` decided with a set (linear, not jsonschema's
+    quadratic fallback for unhashable items: HOSTILE-SCHEMA-COST)."""
+    keywords = {"pattern": _pattern, "uniqueItems": _unique_items}
+    if "patternProperties" in cls.VALIDATORS:
+        keywords["patternProperties"] = _pattern_properties
+        keywords["additionalProperties"] = _additional_properties
+    extended: type[jsonschema.protocols.Validator] = jsonschema.validators.extend(  # type: ignore[no-untyped-call]  # jsonschema leaves extend unannotated
+        cls, keywords
+    )
+    extended.__name__ = extended.__qualname__ = cls.__name__  # the same draft, bounded keywords
+    return extended
+
+
+_Errors = Iterator[ValidationError]
+
+
+@lru_cache(maxsize=4096)
+def _re2(pattern: str) -> Pattern:
+    return compile_pattern(pattern)
+
+
+def _short(value: object, limit: int = 200) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _pattern(validator: Any, pattern: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    if validator.is_type(instance, "string") and not _re2(pattern).search(instance):
+        yield ValidationError(f"{_short(instance)} does not match {_short(pattern)}")
+
+
+def _pattern_properties(validator: Any, patterns: Any, instance: Any, schema: Any) -> _Errors:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        compiled = _re2(pattern)
+        for key, value in instance.items():
+            if compiled.search(key):
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _additional_properties(validator: Any, allowed: Any, instance: Any, schema: Any) -> _Errors:
+    if not validator.is_type(instance, "object"):
+        return
+    properties = schema.get("properties", {})
+    patterns = [_re2(p) for p in schema.get("patternProperties", {})]
+    extras = [
+        key for key in instance if key not in properties and not any(p.search(key) for p in patterns)
+    ]
+    if validator.is_type(allowed, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], allowed, path=extra)
+    elif not allowed and extras:
+        shown = ", ".join(_short(e, 80) for e in sorted(extras)[:10]) + (", ..." if len(extras) > 10 else "")
+        yield ValidationError(f"Additional properties are not allowed ({shown} unexpected)")
+
+
+def _canonical(value: Any) -> Any:
+    """A hashable form of a JSON value, equal for values JSON Schema calls equal (``1`` and ``1.0``;
+    objects whatever their key order; ``true`` is not ``1``)."""
+    if isinstance(value, bool) or value is None:
+        return ("b", value)
+    if isinstance(value, int | float):
+        return ("n", value)
+    if isinstance(value, str):
+        return ("s", value)
+    if isinstance(value, list | tuple):
+        return ("l", tuple(_canonical(v) for v in value))
+    if isinstance(value, dict):
+        return ("o", frozenset((k, _canonical(v)) for k, v in value.items()))
+    return ("?", repr(value))
+
+
+def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    if not unique or not validator.is_type(instance, "array"):
+        return
+    seen: set[Any] = set()
+    for item in instance:
+        key = _canonical(item)
+        if key in seen:
+            yield ValidationError(f"{_short(instance)} has non-unique elements")
+            return
+        seen.add(key)
+
+
+def _schema_patterns(schema: Any) -> Iterator[str]:
+    """Every pattern of a schema document: ``pattern`` values and ``patternProperties`` keys, in
+    every subschema (values of ``enum``, ``const``, ``default`` and ``examples`` are data)."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        for key, value in node.items():
+            if key in _DATA_KEYWORDS:
+                continue
+            if key == "pattern" and isinstance(value, str):
+                yield value
+            elif key == "patternProperties" and isinstance(value, dict):
+                yield from (k for k in value if isinstance(k, str))
+            stack.append(value)
+
+
+_DATA_KEYWORDS = frozenset({"enum", "const", "default", "examples"})
+
+
+def _keys_anywhere(schema: Any, names: frozenset[str]) -> set[str]:
+    found: set[str] = set()
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, dict):
+            found.update(k for k in node if k in names)
+            stack.extend(v for k, v in node.items() if k not in _DATA_KEYWORDS)
+    return found
+
+
+def _no_remote(uri: str) -> referencing.Resource[Any]:
+    """CHAT-SCHEMA-REF: a ``$ref`` outside the given schema is never fetched."""
+    raise referencing.exceptions.NoSuchResource(uri)
+
+
+#: The registry of every tool schema: nothing but the schema itself and the drafts' meta-schemas
+#: (jsonschema's default would fetch an http(s) ``$ref``: CHAT-SCHEMA-REF).
+LOCAL_ONLY: referencing.Registry[Any] = referencing.Registry(retrieve=_no_remote)  # type: ignore[call-arg]  # retrieve is an attrs field
+
+
+#: Instances every tool schema is tried on when it is compiled: a schema that refers to itself
+#: without descending into the instance (``{"$ref": "#"}``) recurses on any of them.
+_PROBES: tuple[Any, ...] = (None, {}, [], "", 0)
 
 
 @lru_cache(maxsize=256)
@@ -99,20 +244,52 @@ def _validator(canonical: str) -> jsonschema.protocols.Validator:
     schema = json.loads(canonical)
     cls = _validator_class(schema)
     cls.check_schema(schema)
-    return cls(schema)
+    for pattern in _schema_patterns(schema):
+        try:
+            _re2(pattern)
+        except PatternError as exc:
+            raise ValueError(f"pattern {_short(pattern, 80)} is not supported: {exc}") from None
+    if _keys_anywhere(schema, frozenset({"patternProperties", "unevaluatedProperties"})) == {
+        "patternProperties",
+        "unevaluatedProperties",
+    }:
+        raise ValueError(
+            "'unevaluatedProperties' together with 'patternProperties' is not supported "
+            "(jsonschema would match those patterns with Python's backtracking re: HOSTILE-REGEX)"
+        )
+    validator = cls(schema, registry=LOCAL_ONLY)
+    for probe in _PROBES:
+        try:
+            validator.is_valid(probe)
+        except RecursionError:
+            raise ValueError(SELF_REFERENCE) from None
+        except referencing.exceptions.Unresolvable as exc:
+            raise ValueError(f"{UNRESOLVABLE}: {one_line(str(exc))}") from None
+    return validator
+
+
+#: CHAT-SCHEMA-REF: what a schema with a ``$ref`` outside itself is told.
+UNRESOLVABLE = "has an unresolvable $ref (only references inside the schema are resolved; CHAT-SCHEMA-REF)"
+
+#: CHAT-SCHEMA-CYCLE: what a schema that refers to itself without end is told.
+SELF_REFERENCE = (
+    "the schema refers to itself without end (a '$ref' to '#' or a cycle of '$defs' that never "
+    "descends into the arguments; CHAT-SCHEMA-CYCLE)"
+)
 
 
 def compile_schema(schema: Any) -> jsonschema.protocols.Validator:
     """A validator for a tool's parameter schema (cached by its canonical JSON text).
 
-    Raises ``ValueError`` when the schema is not a valid JSON Schema.
+    Raises ``ValueError`` when the schema is not a valid JSON Schema, holds a pattern RE2 cannot
+    match, or refers to itself without end (CHAT-SCHEMA-*).
     """
     if not isinstance(schema, dict | bool):
         raise ValueError(f"the parameter schema must be an object, got {type(schema).__name__}")
     try:
         return _validator(json.dumps(schema, sort_keys=True))
     except jsonschema.exceptions.SchemaError as exc:
-        raise ValueError(f"not a valid JSON Schema: {exc.message}") from None
+        raise ValueError(f"not a valid JSON Schema: {_short(exc.message, 300)}") from None
 
 
 def _path(parts: Sequence[object]) -> str:
@@ -154,7 +331,7 @@ class ChatTask:
     calls: tuple[ChatCall, ...]
     tools: Mapping[str, ChatTool] = attrs.field(eq=False)
     no_tool_allowed: bool
-    error_pattern: re.Pattern[str] | None = None
+    error_pattern: Pattern | None = None
     #: ``--label-rules`` for the chat adapter (LABEL-RULES).
     label_rules: LabelRules = attrs.field(default=NO_RULES, eq=False)
 
@@ -170,11 +347,14 @@ def schema_violation(tool: ChatTool, arguments: Mapping[str, Any], where: str) -
         return None
     try:
         error = jsonschema.exceptions.best_match(tool.validator.iter_errors(dict(arguments)))
-    except referencing.exceptions.Unresolvable as exc:
-        raise InputError(where, f"the schema of tool {tool.name!r} has an unresolvable $ref: {exc}") from None
+    except referencing.exceptions.Unresolvable as exc:  # CHAT-SCHEMA-REF: never fetched
+        what = f"the schema of tool {tool.name!r} {UNRESOLVABLE}: {one_line(str(exc))}"
+        raise InputError(where, what) from None
+    except RecursionError:  # CHAT-SCHEMA-CYCLE, reached only by these arguments
+        raise InputError(where, f"the schema of tool {tool.name!r}: {SELF_REFERENCE}") from None
     if error is None:
         return None
-    return f"at {_path(list(error.absolute_path))}: {error.message}"
+    return f"at {_path(list(error.absolute_path))}: {_excerpt(error.message)}"
 
 
 def schema_checks(

@@ -15,7 +15,6 @@ import io
 import json
 import math
 import struct
-import sys
 import zipfile
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
@@ -29,9 +28,11 @@ from prefixexec.kernel import ConditionKey, Rollout, ToolCall, replay
 
 from .. import harness
 from ..errors import InputError
+from ..inputs import open_binary, open_text, reading
 from ..labels import load_label_rules
-from ..limits import DEEP, MAX_MEMBER_BYTES, MAX_RATIO, RATIO_FLOOR
+from ..limits import DEEP, MAX_MEMBER_BYTES, MAX_RATIO, MAX_TRIAL, RATIO_FLOOR, notice
 from ..records import unique_rollouts
+from ..text import one_line
 from .semantics import (
     DEFAULT_THRESHOLD,
     InspectCall,
@@ -56,30 +57,47 @@ ZIP_ZSTD = 93
 # Reading .eval archives (INS-FILES)
 
 
+#: ZIP general-purpose flag bits that an inspect writer never sets, with what each means: the
+#: member cannot be read without a password or a patch (zipfile raises RuntimeError or
+#: NotImplementedError for them).
+_FLAG_FAULTS = (
+    (0x1, "is encrypted (ZIP flag bit 0): it needs a password"),
+    (0x20, "holds compressed patched data (ZIP flag bit 5)"),
+    (0x40, "uses strong encryption (ZIP flag bit 6)"),
+)
+
+
+#: What zipfile raises for a member it cannot decompress.
+_MEMBER_FAULTS = (zipfile.BadZipFile, zlib.error, OSError, RuntimeError, NotImplementedError, EOFError)
+
+
 class EvalArchive:
     """Members of a ``.eval`` ZIP archive, decompressed one at a time (zstd or deflate)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        # Opened with the checks of every input (no device, FIFO or pseudo-file: HOSTILE-*).
+        self.handle = open_binary(str(path), "an inspect .eval log")
         try:
-            self.zip = zipfile.ZipFile(path)
-        except FileNotFoundError:
-            raise InputError(str(path), "no such file") from None
-        except IsADirectoryError:
-            raise InputError(str(path), "is a directory, expected an inspect .eval log") from None
-        except PermissionError:
-            raise InputError(str(path), "permission denied") from None
-        except (zipfile.BadZipFile, OSError) as exc:
-            raise InputError(str(path), f"not a ZIP archive (an .eval log is one): {exc}") from None
+            self.zip = zipfile.ZipFile(self.handle)
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+            self.handle.close()
+            raise InputError(
+                str(path), f"not a ZIP archive (an .eval log is one): {one_line(str(exc))}"
+            ) from None
         self.names = self.zip.namelist()
 
     def close(self) -> None:
         self.zip.close()
+        self.handle.close()
 
     def read(self, name: str) -> bytes:
         """The decompressed bytes of member ``name``, checked against its size and CRC-32."""
         where = f"{self.path}: {name}"
         info = self.zip.getinfo(name)
+        for bit, what in _FLAG_FAULTS:
+            if info.flag_bits & bit:
+                raise InputError(where, f"member {what} (HOSTILE-ZIP: an .eval log's members are not)")
         if info.file_size > MAX_MEMBER_BYTES:
             raise InputError(
                 where,
@@ -94,11 +112,11 @@ class EvalArchive:
         if info.compress_type in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
             try:
                 return self.zip.read(info)
-            except (zipfile.BadZipFile, zlib.error, OSError) as exc:
-                raise InputError(where, f"corrupt member: {exc}") from None
+            except _MEMBER_FAULTS as exc:
+                raise InputError(where, f"corrupt member: {one_line(str(exc))}") from None
         if info.compress_type != ZIP_ZSTD:
             raise InputError(where, f"unsupported ZIP compression method {info.compress_type}")
-        with self.path.open("rb") as handle:
+        with reading(str(self.path)), open_binary(str(self.path), "an inspect .eval log") as handle:
             handle.seek(info.header_offset)
             header = handle.read(30)
             if len(header) != 30 or header[:4] != b"PK\x03\x04":
@@ -241,14 +259,7 @@ def iter_json_log(path: Path) -> Iterator[tuple[str, str, Any]]:
     unless ``eval.solver`` names the method, and ``results`` unless ``eval.scorers`` names the
     scorers) is held until it is, or until the document ends.
     """
-    try:
-        handle = path.open(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(str(path), "no such file") from None
-    except IsADirectoryError:
-        raise InputError(str(path), "is a directory, expected an inspect .json log") from None
-    except PermissionError:
-        raise InputError(str(path), "permission denied") from None
+    handle = open_text(str(path), "an inspect .json log")
     name = str(path)
     header_where = f"{path}: eval"
     parts: dict[str, Any] = {}
@@ -302,6 +313,8 @@ def iter_json_log(path: Path) -> Iterator[tuple[str, str, Any]]:
             raise InputError(name, "not valid JSON: extra data after the log object")
     except UnicodeDecodeError as exc:
         raise InputError(name, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:  # HOSTILE-READ: a read that fails names the file
+        raise InputError(name, f"cannot read: {exc.strerror or exc}") from None
     finally:
         handle.close()
     if "eval" not in parts:
@@ -665,9 +678,9 @@ def log_items(path: str, options: AdapterOptions, semantics: InspectSemantics) -
             "read (INS-NO-RESULTS)",
         )
     if samples and scorer is not None and not scorer_seen:
-        sys.stderr.write(
+        notice(
             f"prefixexec: warning: {path}: none of its {samples} samples has a score from {scorer!r} "
-            "(the log was not scored): Y = 0 for every sample (INS-UNSCORED)\n"
+            "(the log was not scored): Y = 0 for every sample (INS-UNSCORED)"
         )
     harness.report("inspect", errors)
 
@@ -701,6 +714,9 @@ def sample_rollout(
         raise InputError(where, f"'id' must be a string or an integer, got {sample_id!r}")
     if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0:
         raise InputError(where, f"'epoch' must be an integer >= 0, got {epoch!r}")
+    if epoch > MAX_TRIAL:  # HOSTILE-TRIAL, named by the log's own field (the epoch is the trial)
+        what = f"'epoch' = {epoch} exceeds the limit {MAX_TRIAL} = 2**62 - 1 (HOSTILE-TRIAL)"
+        raise InputError(where, what)
     where = f"{where} (id {sample_id!r}, epoch {epoch})"
     task, found = sample_task(sample, header, where)
     outcome = replay(semantics, task, [c.action for c in task.calls])

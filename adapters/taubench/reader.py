@@ -23,9 +23,10 @@ import attrs
 from prefixexec.kernel import ConditionKey, Rollout, ToolCall, replay
 
 from .. import harness
-from ..errors import InputError, file_faults
+from ..errors import InputError
+from ..inputs import read_text, reading
 from ..labels import NO_RULES, LabelRules, load_label_rules
-from ..limits import read_stdin_document
+from ..limits import notice, read_stdin_document
 from ..records import STDIN, parse_json_line, unique_rollouts
 from ..shape import kind, need_dict, need_list, need_number, need_str, task_id, trial
 from .semantics import DOMAIN_ID_PREFIXES, TAU, Exchange, TauTask
@@ -111,8 +112,9 @@ def _fail(where: str, what: str) -> NoReturn:
 def load(path: str) -> tuple[str, Any]:
     """``(name, decoded JSON)`` of a results file (``-``: stdin); faults raise InputError."""
     name = "<stdin>" if path == STDIN else path
-    with file_faults(name, "a tau-bench results JSON file"):
-        text = read_stdin_document(sys.stdin) if path == STDIN else Path(path).read_text(encoding="utf-8")
+    expected = "a tau-bench results JSON file"
+    with reading(name, expected):
+        text = read_stdin_document(sys.stdin) if path == STDIN else read_text(path, expected)
     try:
         return name, parse_json_line(text)
     except ValueError as exc:
@@ -854,7 +856,7 @@ def read_data(name: str, data: Any, options: AdapterOptions, rules: LabelRules =
 def warn(warnings: Sequence[str]) -> None:
     """Write each warning as one ``prefixexec: warning: ...`` line on stderr."""
     for line in warnings:
-        sys.stderr.write(f"prefixexec: warning: {line}\n")
+        notice(f"prefixexec: warning: {line}")
 
 
 def read_file(path: str, options: AdapterOptions) -> list[tuple[str, Rollout]]:

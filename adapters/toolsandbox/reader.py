@@ -203,6 +203,8 @@ def _load_json(path: Path, what: str) -> Any:
         raise InputError(str(path), f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except PermissionError:
         raise InputError(str(path), "permission denied") from None
+    except OSError as exc:  # HOSTILE-READ: a read that fails names the file
+        raise InputError(str(path), f"cannot read: {exc.strerror or exc}") from None
     try:
         return json.loads(text)
     except ValueError as exc:
@@ -395,7 +397,7 @@ def conversation_exception(content: str) -> str | None:
     """
     if content.startswith(INCOMPLETE_CODE):
         return content
-    lines = [line for line in content.strip().splitlines() if line.strip()]
+    lines = [line for line in content.strip().split("\n") if line.strip()]
     if lines and _EXCEPTION_CONTENT.match(lines[-1].strip()):
         return lines[-1].strip()
     return None

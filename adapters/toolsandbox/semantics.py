@@ -98,7 +98,7 @@ def split_exception(text: str) -> tuple[str, str]:
     """
     if text.startswith(INCOMPLETE_CODE):
         return "IncompleteCode", text
-    lines = [line for line in text.strip().splitlines() if line.strip()]
+    lines = [line for line in text.strip().split("\n") if line.strip()]
     last = lines[-1].strip() if lines else ""
     match = _EXCEPTION_LINE.match(last)
     if match is None:

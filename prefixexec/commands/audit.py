@@ -168,7 +168,9 @@ def run(args: argparse.Namespace) -> int:
         with tty_status(args, f"prefixexec audit: {args.adapter}"):  # PROGRESS-TTY
             report = function(args.files, options)
     status = exit_status(report)
-    sys.stdout.write(dumps(report.to_json()) if args.json else report.render())
+    from prefixexec.adapters.text import printable_lines  # HOSTILE-CONTROL
+
+    sys.stdout.write(dumps(report.to_json()) if args.json else printable_lines(report.render()))
     if function is not None and status == EXIT_NOTHING_CHECKED:
         sys.stderr.write("prefixexec: audit: nothing in this input could be checked (see the report)\n")
     return status

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from prefixexec.adapters.text import printable_lines
 from prefixexec.audit_table import audit, format_verdicts, read_table, verdict_json
 
 NAME = "audit-table"
@@ -40,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
     verdicts = audit(read_table(args.table), args.max_n)
     if args.json:
         doc = {"table": args.table, "rows": [verdict_json(v) for v in verdicts]}
-        sys.stdout.write(json.dumps(doc, indent=2, allow_nan=False, ensure_ascii=False) + "\n")
+        text = json.dumps(doc, indent=2, allow_nan=False, ensure_ascii=False)
+        sys.stdout.write(text + "\n")
     else:
-        sys.stdout.write(format_verdicts(verdicts))
+        sys.stdout.write(printable_lines(format_verdicts(verdicts)))
     return 0 if all(v.consistent for v in verdicts) else 1

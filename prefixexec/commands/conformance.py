@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from prefixexec.adapters import InputError
+from prefixexec.adapters.text import printable_lines
 from prefixexec.cli import int_at_least
 from prefixexec.conformance import (
     POINT_KEYS,
@@ -126,7 +127,8 @@ def run(args: argparse.Namespace) -> int:
         progress=_progress if sys.stderr.isatty() and not args.quiet else None,
     )
     if args.json:
-        sys.stdout.write(json.dumps(results_json(results), indent=2, allow_nan=False) + "\n")
+        text = json.dumps(results_json(results), indent=2, allow_nan=False)
+        sys.stdout.write(text + "\n")
     else:
-        sys.stdout.write(format_results(results))
+        sys.stdout.write(printable_lines(format_results(results)))
     return 0 if all(r.ok for r in results) else 1

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Iterable, Iterator
 
 from prefixexec.adapters import parquet
+from prefixexec.adapters.text import printable
 from prefixexec.cli import (
     adapter_options,
     add_adapter_options,
@@ -184,5 +185,5 @@ def run(args: argparse.Namespace) -> int:
     else:
         count = write_text(batches, args.output, fmt)
     write_rollout_rows(args, rollouts)
-    sys.stderr.write(f"prefixexec: wrote {count} rollouts to {args.output}\n")
+    sys.stderr.write(f"prefixexec: wrote {count} rollouts to {printable(args.output)}\n")
     return 0

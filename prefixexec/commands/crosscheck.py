@@ -11,6 +11,7 @@ from pathlib import Path
 
 from prefixexec.adapters import InputError
 from prefixexec.adapters.errors import file_faults
+from prefixexec.adapters.text import printable_lines
 from prefixexec.claims import FORMATS as CLAIM_FORMATS
 from prefixexec.claims import check, detect_format, read_claims, read_runs
 from prefixexec.claims import checks_json as claims_json
@@ -145,7 +146,8 @@ def run(args: argparse.Namespace) -> int:
     checks = crosscheck(theirs, results, rollouts)
     signature = str(signature_of(args))
     if args.json:
-        sys.stdout.write(json.dumps(checks_json(checks, signature), indent=2, allow_nan=False) + "\n")
+        text = json.dumps(checks_json(checks, signature), indent=2, allow_nan=False)
+        sys.stdout.write(text + "\n")
     else:
-        sys.stdout.write(format_checks(checks, signature))
+        sys.stdout.write(printable_lines(format_checks(checks, signature)))
     return 1 if any(c.differs for c in checks) else 0

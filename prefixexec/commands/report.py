@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
+from prefixexec.adapters.text import printable
 from prefixexec.cli import (
     add_adapter_options,
     add_bootstrap_options,
@@ -92,10 +94,15 @@ def run(args: argparse.Namespace) -> int:
     )
     from prefixexec.selection import parse
 
-    prepare_folder(args.out)
+    prepare_folder(args.out)  # every file the report writes, checked before anything is read
     parse(args.select)  # a bad --select stops here, before anything is read
     if args.rollouts is not None:
         check_rollouts_path(args.rollouts)
+        from prefixexec.adapters.files import check_distinct
+        from prefixexec.report import FILES
+
+        report_files = [(f"the report file {name}", os.path.join(args.out, name)) for name in FILES]
+        check_distinct([*report_files, ("--rollouts", args.rollouts)])  # HOSTILE-OUTPUT-TWICE
     progress = Progress(2 + RENDER_STEPS + 1, enabled=not args.quiet, label="prefixexec report")
     from prefixexec.adapters import harness
 
@@ -120,5 +127,5 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.rollouts is not None:
         rollout_rows.write(args.rollouts, rollout_rows.rows(rollouts))
-    sys.stdout.write(f"wrote {len(files)} files to {target}; open {target / 'report.html'}\n")
+    sys.stdout.write(printable(f"wrote {len(files)} files to {target}; open {target / 'report.html'}") + "\n")
     return 0

@@ -7,6 +7,7 @@ writes them, so bad input never leaves a partial report behind (REP-FILES).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -167,28 +168,49 @@ def publish(
     return target, files
 
 
-def prepare_folder(out: str) -> Path:
-    """Check that ``out`` can be a report folder; raises :class:`InputError` otherwise.
+def prepare_folder(out: str, names: Sequence[str] = FILES) -> Path:
+    """Check that ``out`` can be a report folder, and every file the report will write in it
+    (``names``), before anything is read; raises :class:`InputError` otherwise (HOSTILE-REPORT:
+    a file of the report that is an input, a directory or a special file is refused at once).
 
     Nothing is created here: the folder is made only when the files are written.
     """
+    from prefixexec.adapters.files import check_report_file
+
     target = Path(out)
     if target.exists() and not target.is_dir():
         raise InputError(out, "cannot write the report: exists and is not a directory")
+    for name in names:
+        check_report_file(str(target / name))
     return target
 
 
 def write_files(out: str, files: Mapping[str, bytes]) -> Path:
-    """Write the rendered files into ``out`` (made if missing), each atomically."""
-    target = prepare_folder(out)
+    """Write the rendered files into ``out`` (made if missing), all or none (HOSTILE-REPORT):
+    every file is written to a temporary file beside its target first, and the temporary files
+    are renamed over the targets only when all of them were written; on any fault they are
+    removed, and a folder made for the report is removed again."""
+    target = prepare_folder(out, tuple(files))
+    made = not target.exists()
     try:
         target.mkdir(parents=True, exist_ok=True)
-        for name, data in files.items():
-            with atomic_path(target / name) as tmp:
+        with contextlib.ExitStack() as stack:
+            for name, data in files.items():
+                tmp = stack.enter_context(atomic_path(target / name))
                 Path(tmp).write_bytes(data)
     except OSError as exc:
+        _remove_if_made(target, made)
         raise InputError(out, f"cannot write the report: {exc.strerror or exc}") from None
+    except BaseException:
+        _remove_if_made(target, made)
+        raise
     return target
+
+
+def _remove_if_made(target: Path, made: bool) -> None:
+    if made:
+        with contextlib.suppress(OSError):
+            target.rmdir()  # only when empty: the files were not written
 
 
 __all__ = [

@@ -50,6 +50,14 @@ def block_depth(block: Block, max_depth: int | None) -> int:
     return K if max_depth is None else min(K, max_depth)
 
 
+def _shown(text: str) -> str:
+    """A name from the input as a figure shows it: control characters escaped (HOSTILE-CONTROL)
+    and ``$`` escaped, so that matplotlib neither draws a missing glyph nor reads math text."""
+    from prefixexec.adapters.text import printable
+
+    return printable(text).replace("$", r"\$")
+
+
 def method_colours(report: Report) -> dict[str, str]:
     """One colour per method name, the same in every panel (Okabe-Ito, by sorted name)."""
     methods = sorted({row.key.method for row in report.rows})
@@ -118,7 +126,12 @@ def pec_figure(report: Report) -> Figure:
             colour = colours[row.key.method]
             values = [float(pec_at(row.metrics, k)) for k in ks]
             ax.plot(
-                ks, values, marker=markers[row.key.method], markersize=3, color=colour, label=row.key.method
+                ks,
+                values,
+                marker=markers[row.key.method],
+                markersize=3,
+                color=colour,
+                label=_shown(row.key.method),
             )
             if row.result.intervals is not None and report.options.bands:
                 _band(ax, ks, [pec_interval(row, k) for k in ks], colour, alpha)
@@ -129,9 +142,9 @@ def pec_figure(report: Report) -> Figure:
                     linestyle="--",
                     color=colour,
                     linewidth=1,
-                    label=f"{row.key.method} (PEC_elig)",
+                    label=_shown(f"{row.key.method} (PEC_elig)"),
                 )
-        ax.set_title(block.name, fontsize=9)
+        ax.set_title(_shown(block.name), fontsize=9)
         ax.set_xlabel("depth k")
         ax.set_ylabel("PEC(k)")
         ax.set_ylim(-0.02, 1.02)
@@ -175,15 +188,15 @@ def elig_figure(report: Report) -> Figure:
                 marker=markers[row.key.method],
                 markersize=3,
                 color=colour,
-                label=row.key.method,
+                label=_shown(row.key.method),
             )
             ivs = row.result.intervals
             if ivs is not None and report.options.bands:
                 bands = [ivs.PEC_elig[k - 1] if k <= len(ivs.PEC_elig) else None for k in ks]
                 _band(top, ks, bands, colour, alpha)
             n_k = [row.metrics.n_k[k - 1] if k <= len(row.metrics.n_k) else 0 for k in ks]
-            strip.step(ks, n_k, where="mid", color=colour, linewidth=1.2, label=row.key.method)
-        top.set_title(block.name, fontsize=9)
+            strip.step(ks, n_k, where="mid", color=colour, linewidth=1.2, label=_shown(row.key.method))
+        top.set_title(_shown(block.name), fontsize=9)
         top.set_ylabel("PEC_elig(k)")
         top.set_ylim(-0.02, 1.02)
         top.grid(True, alpha=0.3)
@@ -216,7 +229,7 @@ def labels_figure(report: Report) -> Figure:
     handles: dict[str, Any] = {}
     for index, block in enumerate(report.blocks):
         ax = axes[index // cols][index % cols]
-        methods = [row.key.method for row in block.rows]
+        methods = [_shown(row.key.method) for row in block.rows]
         y = list(range(len(methods)))
         left = [0.0] * len(methods)
         for key, colour in zip(LABEL_KEYS, LABEL_COLOURS, strict=True):
@@ -243,7 +256,7 @@ def labels_figure(report: Report) -> Figure:
             ax.set_xlim(0, max([1.0, *left]) * 1.05)
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
             ax.set_xlabel("failing rollouts (RR-Eligible)")
-        ax.set_title(block.name, fontsize=9)
+        ax.set_title(_shown(block.name), fontsize=9)
         ax.grid(True, axis="x", alpha=0.3)
     for index in range(n, rows * cols):
         axes[index // cols][index % cols].set_visible(False)

@@ -11,6 +11,7 @@ import io
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
 
+from prefixexec.adapters.text import printable
 from prefixexec.kernel import LABEL_KEYS
 
 from .model import (
@@ -66,7 +67,8 @@ def _note_lines_md(report: Report) -> list[str]:
 def md_escape(text: str) -> str:
     """Escape the characters that would break a Markdown table cell or start emphasis."""
     return (
-        text.replace("\\", "\\\\")
+        printable(text)
+        .replace("\\", "\\\\")
         .replace("|", "\\|")
         .replace("*", "\\*")
         .replace("<", "&lt;")
@@ -378,7 +380,7 @@ _TEX_SPECIAL = {
 
 def tex_escape(text: str) -> str:
     """Escape LaTeX's special characters so that any name prints as itself."""
-    return "".join(_TEX_SPECIAL.get(ch, ch) for ch in text)
+    return "".join(_TEX_SPECIAL.get(ch, ch) for ch in printable(text))
 
 
 def _tex_cell(cell: Cell) -> str:
