@@ -343,6 +343,13 @@ def option_files(args: Any) -> list[str]:
     return found
 
 
+def _paths(value: object) -> list[str | None]:
+    """An output option's paths: one, a repeated option's list, or none."""
+    if isinstance(value, list | tuple):
+        return [v for v in value if isinstance(v, str)]
+    return [value if isinstance(value, str) else None]
+
+
 def guarded(handler: Callable[[Any], int], args: Any) -> int:
     """Run a command's handler so that no input gives a traceback (HOSTILE-*):
 
@@ -362,8 +369,9 @@ def guarded(handler: Callable[[Any], int], args: Any) -> int:
     set_inputs([*(f for f in files if isinstance(f, str)), *option_files(args)])
     folder = getattr(args, "out", None)
     outputs = [
-        (f"--{name.replace('_', '-')}", getattr(args, name, None))
-        for name in ("output", "rollouts", "emit_evaluations")
+        (f"--{name.replace('_', '-')}", path)
+        for name in ("output", "rollouts", "emit_evaluations", "figure")
+        for path in _paths(getattr(args, name, None))
     ]
     check_outputs([path for _, path in outputs], folder if isinstance(folder, str) else None)
     check_distinct([(option, path) for option, path in outputs if isinstance(path, str)])

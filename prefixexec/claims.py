@@ -418,7 +418,14 @@ def read_runs(paths: Sequence[str], adapter: str, options: AdapterOptions) -> li
     for path in paths:
         if path == "-":
             raise InputError("-", "crosscheck of claims reads each file on its own: give file paths")
-        rollouts = ADAPTERS[adapter].read([path], options)
+        from prefixexec.adapters import harness
+
+        with harness.collecting() as log:  # the harness errors the adapter left out (HARNESS-DEFAULT)
+            rollouts = ADAPTERS[adapter].read([path], options)
+        left_out: dict[ConditionKey, int] = {}
+        for e in log.errors:
+            if not e.counted:
+                left_out[e.condition] = left_out.get(e.condition, 0) + 1
         reasons: dict[tuple[str, int], str] = {}
         tasks: tuple[str, ...] | None = None
         trials: int | None = None
@@ -429,7 +436,8 @@ def read_runs(paths: Sequence[str], adapter: str, options: AdapterOptions) -> li
             grouped.setdefault(r.condition, []).append(r)
         for key in sorted(grouped):
             kept = [r for r in grouped[key] if reasons.get((r.task_id, r.trial)) != "infrastructure_error"]
-            runs.append(Run(path, key, tuple(kept), tasks, trials, len(grouped[key]) - len(kept)))
+            dropped = len(grouped[key]) - len(kept) + left_out.get(key, 0)
+            runs.append(Run(path, key, tuple(kept), tasks, trials, dropped))
     return runs
 
 

@@ -81,13 +81,14 @@ def _texts(rollout: Rollout) -> list[str] | None:
 
 def reason_text(indent: int, reason: str) -> str:
     """``reason: ...`` indented by ``indent`` spaces, each further line of a multi-line reason
-    indented to where the first line's text starts, its own indentation kept (OUT-EXPLAIN)."""
+    indented to where the first line's text starts, its own indentation kept (OUT-EXPLAIN): tabs
+    as the spaces they stand for, every other control character escaped (HOSTILE-CONTROL)."""
     from prefixexec.adapters.text import printable  # HOSTILE-CONTROL: each line escaped
 
     lead = " " * indent + "reason: "
     lines = reason.split("\n")  # HOSTILE-LINES: lines end at \n only
     shown = [lead + lines[0], *(" " * len(lead) + line for line in lines[1:])]
-    return "\n".join(printable(text) for text in shown)
+    return "\n".join(printable(text.expandtabs()) for text in shown)  # a tab: the spaces it stands for
 
 
 def render(rollouts: Sequence[Rollout], file: IO[str], colour: bool) -> None:

@@ -64,7 +64,8 @@ def test_multi_line_reasons_keep_their_indentation(capsys: pytest.CaptureFixture
         for k, line in enumerate(shown[1:3], start=1):
             assert lines[start + k] == " " * column + line[: len(lines[start + k]) - column], (task, k)
             assert lines[start + k][column:].startswith(line[:20])
-    assert reason_text(4, "a\n  b\n\tc") == "    reason: a\n              b\n            \tc"
+    # a tab stands for the spaces up to the next multiple of 8 (12 + tab: column 16); ESC is escaped
+    assert reason_text(4, "a\n  b\n\tc\x1b") == "    reason: a\n              b\n" + " " * 16 + "c\\x1b"
 
 
 def _raw_turn_of_each_call(entry: dict[str, Any]) -> list[int]:

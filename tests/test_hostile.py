@@ -90,6 +90,8 @@ def test_deep_json_in_records_every_command(
         "compare": ["compare", "--bootstrap", "0", "--baseline", "x", str(path)],
         "convert": ["convert", str(path), "--output", str(tmp_path / "o.parquet")],
         "report": ["report", str(path), "--out", str(tmp_path / "rep"), "--bootstrap", "0", "--quiet"],
+        "leaderboard": ["leaderboard", "--bootstrap", "0", str(path)],
+        "leaderboard-md": ["leaderboard", "--bootstrap", "0", "--format", "md", str(path)],
     }[command]
     one_error(*run(capsys, *argv, "--adapter", "records"), f"{path}:2", "nested too deeply")
     assert not (tmp_path / "o.parquet").exists() and not (tmp_path / "rep").exists()
@@ -1207,7 +1209,10 @@ RAW_CONTROLS = ("\x1b", "\x07", "\x9b", "\u202e")
 
 
 @pytest.mark.spec("HOSTILE-CONTROL")
-@pytest.mark.parametrize("command", ["score", "compare", "explain", "score-json", "audit", "report"])
+@pytest.mark.parametrize(
+    "command",
+    ["score", "compare", "explain", "score-json", "audit", "report", "leaderboard", "leaderboard-md"],
+)
 def test_control_characters_from_the_input_are_escaped(
     command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -1227,13 +1232,16 @@ def test_control_characters_from_the_input_are_escaped(
         "score-json": [*SCORE, str(path)],
         "audit": ["audit", "--adapter", "records", str(path)],
         "report": ["report", str(path), "--out", str(tmp_path / "rep"), "--bootstrap", "0", "--quiet"],
+        "leaderboard": ["leaderboard", "--bootstrap", "0", str(path)],
+        "leaderboard-md": ["leaderboard", "--bootstrap", "0", "--format", "md", str(path)],
     }[command]
     code, out, err = run(capsys, *argv)
     assert code in ((0, 1, 2) if command == "audit" else (0, 1)), err  # audit: 2 = nothing checkable
     assert out
     texts = [out, err]
     if command == "report":
-        texts += [(tmp_path / "rep" / name).read_text(encoding="utf-8") for name in ("table.md", "table.tex")]
+        names = ("table.md", "table.tex", "leaderboard.md", "leaderboard.tex")  # csv: data, as JSON
+        texts += [(tmp_path / "rep" / name).read_text(encoding="utf-8") for name in names]
     # JSON is data: JSON escapes C0 (ESC, BEL); a table, trace or error escapes every control too.
     shown = ("\x1b", "\x07") if command == "score-json" else RAW_CONTROLS
     for text in texts:

@@ -19,7 +19,12 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from prefixexec.report import figures as report_figures
-from prefixexec.report.figures import FIGURE_FORMATS, METHOD_COLOURS, METHOD_MARKERS
+from prefixexec.report.figures import (
+    FIGURE_FORMATS,
+    METHOD_COLOURS,
+    METHOD_MARKERS,
+    _shown,  # names from the input, escaped (HOSTILE-CONTROL)
+)
 
 from .core import TITLES
 
@@ -73,7 +78,7 @@ def _panel(ax: Axes, systems: Sequence[Mapping[str, Any]], x_metric: str, datase
     ax.set_ylabel("success", fontsize=8)
     ax.tick_params(labelsize=7)
     ax.grid(linewidth=0.3, color="#dddddd")
-    ax.set_title(f"{dataset}: success vs {TITLES[x_metric]}", fontsize=8)
+    ax.set_title(f"{_shown(dataset)}: success vs {TITLES[x_metric]}", fontsize=8)
 
 
 def leaderboard_figure(document: Mapping[str, Any]) -> Figure:
@@ -96,7 +101,7 @@ def leaderboard_figure(document: Mapping[str, Any]) -> Figure:
             Line2D([], [], linestyle="", marker=_style(i)[1], color=_style(i)[0], markersize=5)
             for i in range(len(ds["systems"]))
         ]
-        names = [f"{i + 1}  {s['system']}" for i, s in enumerate(ds["systems"])]
+        names = [f"{i + 1}  {_shown(s['system'])}" for i, s in enumerate(ds["systems"])]
         row.legend(handles, names, loc="outside lower center", ncols=2, fontsize=6.5, frameon=False)
     if document["settings"]["bootstrap"]:
         fig.suptitle(
