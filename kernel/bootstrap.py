@@ -948,9 +948,22 @@ def bootstrap_intervals(
     raised before any draw when ``memory_limit`` cannot hold it (BOOT-MEMORY). ``progress(done,
     total)`` is called after each block; ``runner`` computes a group (default: here).
     """
-    run = local_runner if runner is None else runner
     found = designs(task_ids, sums_of, paired)
     plans = [plan(d, settings.B, block, group_bytes, memory_limit) for d in found]
+    out = design_intervals(found, plans, settings, progress, runner)
+    return {key: out[key] for key in task_ids}
+
+
+def design_intervals(
+    found: Sequence[Design],
+    plans: Sequence[Plan],
+    settings: BootstrapSettings,
+    progress: ProgressFn | None = None,
+    runner: Runner | None = None,
+) -> dict[Any, Intervals]:
+    """:func:`bootstrap_intervals` of designs already planned (``plans[i]`` for ``found[i]``);
+    ``progress(done, total)`` counts the blocks of all of them."""
+    run = local_runner if runner is None else runner
     total = sum(p.blocks for p in plans)
     done = 0
 
@@ -980,4 +993,4 @@ def bootstrap_intervals(
                 dropped={n: row_dropped[where.scalars[n]] for n in names},
                 dropped_PEC_elig=tuple(row_dropped[i] for i in where.PEC_elig.tolist()),
             )
-    return {key: out[key] for key in task_ids}
+    return out

@@ -26,9 +26,12 @@ from prefixexec.kernel import (
 )
 from prefixexec.kernel.accumulator import Accumulator, AccumulatorSet
 from prefixexec.kernel.bootstrap import (
+    BootstrapMemoryError,
     BootstrapSettings,
     Intervals,
+    ProgressFn,
     Replicates,
+    Runner,
     TaskSums,
     bootstrap_dataset,
     bootstrap_task_sums,
@@ -124,12 +127,24 @@ def _task_sums(
 
 
 def evaluate_accumulators(
-    accumulators: AccumulatorSet, settings: BootstrapSettings | None, paired: bool = True
+    accumulators: AccumulatorSet,
+    settings: BootstrapSettings | None,
+    paired: bool = True,
+    *,
+    keep_replicates: bool = True,
+    block: int | None = None,
+    memory_limit: int | None = None,
+    progress: ProgressFn | None = None,
+    runner: Runner | None = None,
 ) -> list[ConditionResult]:
     """:func:`evaluate` from per-condition accumulators (STREAM-SCORE): the same results.
 
     Point estimates come from the accumulators' counts and the bootstrap from their per-task
-    sums, so the input never has to be held in memory.
+    sums, so the input never has to be held in memory. ``keep_replicates=False``: intervals only,
+    from the blocked bootstrap in bounded memory (BOOT-BLOCK; ``replicates`` is then ``None``;
+    the same intervals bit for bit); ``block``, ``memory_limit``, ``progress`` and ``runner``
+    as :func:`prefixexec.kernel.bootstrap.bootstrap_intervals` takes them. A request that cannot
+    fit ``memory_limit`` raises InputError before any resample is drawn (BOOT-MEMORY).
     """
     accs = accumulators.as_dict()
     if settings is None:
@@ -140,18 +155,59 @@ def evaluate_accumulators(
     by_dataset: dict[str, dict[ConditionKey, Accumulator]] = {}
     for key, acc in accs.items():
         by_dataset.setdefault(key.dataset, {})[key] = acc
+    if not keep_replicates:
+        found = blocked_intervals(by_dataset, settings, paired, block, memory_limit, progress, runner)
+        return [ConditionResult(key, acc.metrics(), found[key]) for key, acc in accs.items()]
     for group in by_dataset.values():
         reps = bootstrap_task_sums(
             {key: acc.tasks for key, acc in group.items()},
             functools.partial(_task_sums, group),
             settings,
-            paired=paired,
+            paired,
+            block,
         )
         for key, acc in group.items():
             m = acc.metrics()
             ivs = intervals(reps[key], m.recovered, m.RR_eligible, settings.level)
             results[key] = ConditionResult(key, m, ivs, reps[key])
     return [results[key] for key in accs]
+
+
+def blocked_intervals(
+    by_dataset: Mapping[str, Mapping[ConditionKey, Accumulator]],
+    settings: BootstrapSettings,
+    paired: bool,
+    block: int | None = None,
+    memory_limit: int | None = None,
+    progress: ProgressFn | None = None,
+    runner: Runner | None = None,
+) -> dict[ConditionKey, Intervals]:
+    """The intervals of every dataset's conditions by the blocked bootstrap (BOOT-BLOCK).
+
+    Every dataset is planned before any is drawn (BOOT-MEMORY); ``progress(done, total)``
+    counts the blocks of all datasets together.
+    """
+    from prefixexec.kernel.bootstrap import design_intervals, designs, plan
+
+    found = []
+    for group in by_dataset.values():
+        found += designs(
+            {key: acc.tasks for key, acc in group.items()}, functools.partial(_task_sums, group), paired
+        )
+    try:  # every dataset planned first: a request that cannot fit is refused before any work
+        plans = [plan(d, settings.B, block, memory_limit=memory_limit) for d in found]
+    except BootstrapMemoryError as exc:
+        raise memory_error(exc, block is not None) from None
+    return design_intervals(found, plans, settings, progress, runner)
+
+
+def memory_error(exc: BootstrapMemoryError, block_given: bool) -> InputError:
+    """BOOT-MEMORY's one line: what does not fit, and the option to change."""
+    if block_given and exc.block_max >= 1:
+        return InputError("--bootstrap-block", f"{exc.what}; use --bootstrap-block {exc.block_max} or less")
+    if exc.B_max >= 1:
+        return InputError("--bootstrap", f"{exc.what}; use --bootstrap {exc.B_max} or less")
+    return InputError("--bootstrap", f"{exc.what}; score fewer tasks at once or use --bootstrap 0")
 
 
 def _pair(interval: Interval) -> list[float] | None:
