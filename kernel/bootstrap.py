@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
 from statistics import NormalDist
@@ -506,7 +507,6 @@ def resample_blocks(n_tasks: int, B: int, seed: int, block: int) -> Iterator[Int
 # -- Starting anywhere in the stream (BOOT-STREAM) ------------------------------------------------
 
 _U32 = 1 << 32
-_LOW = np.uint64(0xFFFFFFFF)
 
 
 def _check_stream(n_tasks: int) -> None:
@@ -514,21 +514,27 @@ def _check_stream(n_tasks: int) -> None:
         raise ValueError(f"starting the stream at a row needs 1 <= tasks <= 2^32: {n_tasks}")
 
 
-def _raw32(bitgen: np.random.PCG64, count: int) -> npt.NDArray[np.uint64]:
-    """The next ``count`` (even) 32-bit outputs of ``bitgen`` (low half of each 64-bit draw first)."""
+def _raw32(bitgen: np.random.PCG64, count: int) -> npt.NDArray[np.uint32]:
+    """The next ``count`` (even) 32-bit outputs of ``bitgen``: the low half of each 64-bit draw,
+    then its high half (PCG64's ``next_uint32``)."""
     raw = bitgen.random_raw(count // 2)
     assert isinstance(raw, np.ndarray)
-    out = np.empty(2 * raw.shape[0], dtype=np.uint64)
-    out[0::2] = raw & _LOW
+    if sys.byteorder == "little":  # the two halves in memory order already
+        halves: npt.NDArray[np.uint32] = raw.view(np.uint32)
+        return halves
+    out = np.empty(2 * raw.shape[0], dtype=np.uint32)
+    out[0::2] = raw & np.uint64(0xFFFFFFFF)
     out[1::2] = raw >> np.uint64(32)
     return out
 
 
-def _accepted(u: npt.NDArray[np.uint64], n_tasks: int) -> npt.NDArray[np.bool_]:
+def _accepted(u: npt.NDArray[np.uint32], n_tasks: int) -> npt.NDArray[np.bool_]:
     """Which 32-bit outputs numpy's bounded ``integers(0, n_tasks)`` keeps (Lemire's method): those
-    whose low product half ``(u n) mod 2^32`` is at least ``2^32 mod n``; each kept output is the
-    value ``(u n) >> 32``. A rejected output is skipped whatever came before it."""
-    keep: npt.NDArray[np.bool_] = ((u * np.uint64(n_tasks)) & _LOW) >= np.uint64(_U32 % n_tasks)
+    whose low product half ``(u n) mod 2^32`` (a wrapping uint32 product) is at least
+    ``2^32 mod n``; each kept output is the value ``(u n) >> 32``. A rejected output is skipped
+    whatever came before it."""
+    low = u * np.uint32(n_tasks % _U32)  # n_tasks = 2^32 has nothing to reject and never gets here
+    keep: npt.NDArray[np.bool_] = low >= np.uint32(_U32 % n_tasks)
     return keep
 
 
@@ -596,57 +602,95 @@ def positioned_generator(n_tasks: int, seed: int, value: int, rejected: int) -> 
 
 @attrs.frozen(slots=True, eq=False)
 class Prepared:
-    """Integer columns (n_tasks x m) made ready for exact products with a block of counts.
+    """Integer columns (n_tasks x width) made ready for exact products with a block of counts.
 
-    ``kind`` ``"float32"``: every sum is below 2^24 (one float32 product, sgemm); ``"float64"``:
-    below 2^53; ``"limbs"``: each column split into ``limbs`` float64 columns of ``shift`` bits,
-    each of whose sums is below 2^53, recombined as Python integers (BOOT-REPLICATE).
+    Each column is split into limbs of ``shift`` bits (one limb when it fits), the limbs laid
+    side by side in ``F`` (``dtype``: float32 when every limb's sum is below 2^24, so that the
+    product is one sgemm with counts in float32, else float64 below 2^53); column c is
+    ``sum_l F-column limb[c][l] x 2^(shift l)``. ``exact_float``: every column's sum is below 2^53,
+    so the recombined sums are float64 (else Python integers). Every sum is exact
+    (BOOT-REPLICATE).
     """
 
     F: npt.NDArray[Any]
-    kind: str
     width: int
-    limbs: int = 1
-    shift: int = 0
+    shift: int
+    limb_column: IntArray  # for each F column, the column it is a limb of
+    limb_power: IntArray  # and its limb number l
+    exact_float: bool
 
     @property
     def dtype(self) -> type[np.floating[Any]]:
-        return np.float32 if self.kind == "float32" else np.float64
+        return np.float32 if self.F.dtype == np.float32 else np.float64
 
     def sums(self, W: npt.NDArray[Any]) -> npt.NDArray[Any]:
         """(W @ columns) transposed, exactly: (width x rows), float64 or Python integers."""
         product = (W @ self.F).T
-        if self.kind != "limbs":
+        if self.F.shape[1] == self.width:  # one limb a column, in column order
             exact: npt.NDArray[np.float64] = product.astype(np.float64, copy=False)
             return exact
-        total = np.zeros((self.width, W.shape[0]), dtype=object)
-        for limb in range(self.limbs):
-            part = product[limb * self.width : (limb + 1) * self.width].astype(np.int64).astype(object)
-            total += part * (1 << (self.shift * limb))
-        return total
+        if self.exact_float:
+            total = np.zeros((self.width, W.shape[0]), dtype=np.float64)
+            for j in range(self.F.shape[1]):  # every partial sum is an integer below 2^53
+                total[self.limb_column[j]] += product[j].astype(np.float64) * float(
+                    2 ** (self.shift * int(self.limb_power[j]))
+                )
+            return total
+        whole = np.zeros((self.width, W.shape[0]), dtype=object)
+        for j in range(self.F.shape[1]):
+            part = product[j].astype(np.int64).astype(object) * (1 << (self.shift * int(self.limb_power[j])))
+            whole[self.limb_column[j]] += part
+        return whole
+
+
+def _limb_bits(n_tasks: int, limit: int) -> int:
+    """The most bits ``k`` a limb may have so that n_tasks x (2^k - 1) < limit (0 if none)."""
+    return (((limit - 1) // max(1, n_tasks)) + 1).bit_length() - 1
 
 
 def prepare(columns: Sequence[npt.NDArray[Any]], n_tasks: int) -> Prepared:
-    """:class:`Prepared` of non-negative integer columns (int64 or Python integers) of n_tasks rows."""
-    top = max((int(c.max()) if c.shape[0] else 0) for c in columns) if columns else 0
-    bound = n_tasks * top
-    if bound < _EXACT_FLOAT_LIMIT:
-        kind = "float32" if bound < _EXACT_FLOAT32_LIMIT else "float64"
-        F = np.empty((n_tasks, len(columns)), dtype=np.float32 if kind == "float32" else np.float64)
-        for i, c in enumerate(columns):
-            F[:, i] = c
-        return Prepared(F, kind, len(columns))
-    shift = 52 - n_tasks.bit_length()  # n_tasks x (2^shift - 1) < 2^52
-    if shift < 1:
-        raise ValueError(f"too many tasks for exact sums: {n_tasks}")
-    limbs = -(-top.bit_length() // shift)
+    """:class:`Prepared` of non-negative integer columns (int64 or Python integers) of n_tasks rows.
+
+    float32 limbs when a limb of at least 4 bits keeps every sum below 2^24 (the counts of a
+    block are then float32: half the memory and about twice the speed of float64), else float64
+    limbs below 2^53.
+    """
+    tops = [int(c.max()) if c.shape[0] else 0 for c in columns]
+    exact_float = n_tasks * max(tops, default=0) < _EXACT_FLOAT_LIMIT
+    bits32 = _limb_bits(n_tasks, _EXACT_FLOAT32_LIMIT)
+    dtype: type[np.floating[Any]] = np.float32
+    if bits32 >= 4 and exact_float:
+        shift = bits32
+    else:
+        shift, dtype = _limb_bits(n_tasks, _EXACT_FLOAT_LIMIT), np.float64
+        if shift < 1:
+            raise ValueError(f"too many tasks for exact sums: {n_tasks}")
+    counts = [max(1, -(-top.bit_length() // shift)) for top in tops]
+    F = np.empty((n_tasks, sum(counts)), dtype=dtype)
+    limb_column, limb_power = [], []
     mask = (1 << shift) - 1
-    F = np.empty((n_tasks, len(columns) * limbs), dtype=np.float64)
-    for i, c in enumerate(columns):
-        values = c.tolist()
-        for limb in range(limbs):
-            F[:, limb * len(columns) + i] = [(v >> (shift * limb)) & mask for v in values]
-    return Prepared(F, "limbs", len(columns), limbs, shift)
+    j = 0
+    for c, (values, limbs) in enumerate(zip(columns, counts, strict=True)):
+        if limbs == 1:
+            F[:, j] = values
+        elif values.dtype != object:
+            for limb in range(limbs):
+                F[:, j + limb] = (values >> (shift * limb)) & mask
+        else:
+            as_list = values.tolist()
+            for limb in range(limbs):
+                F[:, j + limb] = [(v >> (shift * limb)) & mask for v in as_list]
+        limb_column += [c] * limbs
+        limb_power += list(range(limbs))
+        j += limbs
+    return Prepared(
+        F,
+        len(columns),
+        shift,
+        np.array(limb_column, dtype=np.int64),
+        np.array(limb_power, dtype=np.int64),
+        exact_float,
+    )
 
 
 # -- Designs: one draw and its distinct ratio rows (BOOT-DEDUP) --------------------------------

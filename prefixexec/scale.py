@@ -117,8 +117,12 @@ def engine_session(args: argparse.Namespace) -> Iterator[Client | None]:
     ):
         yield None
         return
-    from .engine import dask_session
+    from prefixexec.adapters.records import STDIN
 
+    from .engine import STREAMING, dask_session, work_units
+
+    if args.adapter not in STREAMING or STDIN in args.files:
+        work_units(args.adapter, args.files)  # its one-line error, before a cluster is started
     with dask_session(args.scheduler, args.workers or None) as client:
         yield client
 

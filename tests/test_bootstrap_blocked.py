@@ -297,3 +297,30 @@ def test_progress_counts_every_block() -> None:
     )
     assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)]  # ceil(100 / 30) blocks, one group
     assert math.ceil(100 / 30) == 4
+
+
+@pytest.mark.spec("BOOT-REPLICATE")
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from([1, 3, 200, 4096, 70_000]),
+    st.lists(st.sampled_from([1, 2**4, 2**20, 2**24, 2**40, 2**62, 2**70]), min_size=1, max_size=4),
+    st.integers(0, 2**16),
+)
+def test_prepared_sums_are_exact_with_any_limbs(n: int, tops: list[int], seed: int) -> None:
+    # Columns up to each top (Python integers past int64), counts of 3 resamples: the prepared
+    # product (float32 or float64 limbs, recombined) equals the exact integer product.
+    from prefixexec.kernel.bootstrap import block_counts, prepare
+
+    rng = np.random.default_rng(seed)
+    columns = []
+    for top in tops:
+        values = [int(v) for v in rng.integers(0, min(top, 2**62), n)]
+        values[0] = top
+        columns.append(np.array(values, dtype=object) if top >= 2**63 else np.array(values, dtype=np.int64))
+    prepared = prepare(columns, n)
+    W = block_counts(rng.integers(0, n, size=(3, n)), n, prepared.dtype)
+    got = prepared.sums(W)
+    exact = np.column_stack([c.astype(object) for c in columns]).T @ W.astype(np.int64).astype(object).T
+    assert [[int(v) for v in row] for row in got] == [[int(v) for v in row] for row in exact]
+    if n * max(tops) < 2**53:
+        assert got.dtype == np.float64
