@@ -820,9 +820,10 @@ class _DesignBuilder:
         return np.array(ids, dtype=np.int64)[inverse.reshape(-1)]
 
     def add(self, key: Any, sums: TaskSums) -> None:
-        col = {name: i for i, name in enumerate(sums.columns)}
-        ids = self.distinct_columns(sums.X)
         K = sums.K
+        col = {name: sums.columns.index(name) for name in task_sum_columns(0)}  # the 8 before surv1
+        col["surv1"], col["nk1"] = len(col), len(col) + K
+        ids = self.distinct_columns(sums.X)
         pairs = [(col[a], col[b]) for a, b in _SCALAR_RATIOS.values()]
         surv = np.arange(col["surv1"], col["surv1"] + K)
         nk = np.arange(col["nk1"], col["nk1"] + K)

@@ -543,7 +543,11 @@ def _compare(args: argparse.Namespace) -> int:
         accumulators, rollouts = read_scored_input(args)
         signature = signature_of(args)
         step(f"paired bootstrap ({args.bootstrap} resamples)")
-        comparisons, skipped = compare_conditions(accumulators, settings_of(args), args.baseline, args.level)
+        from .scale import available_memory
+
+        comparisons, skipped = compare_conditions(
+            accumulators, settings_of(args), args.baseline, args.level, available_memory()
+        )
     if args.json:
         text = dumps({"signature": str(signature), "comparisons": comparisons, "skipped": skipped})
     else:

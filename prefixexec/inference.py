@@ -39,6 +39,7 @@ from prefixexec.kernel.bootstrap import (
     exact_difference,
     intervals,
     missing_tasks,
+    percentile_intervals_rows,
 )
 
 from .scoring import approx, condition_json, exact
@@ -102,10 +103,29 @@ def _check_missing(missing_by_dataset: Mapping[str, Mapping[ConditionKey, tuple[
 
 
 def evaluate(
-    rollouts: Sequence[Rollout], settings: BootstrapSettings | None, paired: bool = True
+    rollouts: Sequence[Rollout],
+    settings: BootstrapSettings | None,
+    paired: bool = True,
+    *,
+    keep_replicates: bool = True,
+    memory_limit: int | None = None,
 ) -> list[ConditionResult]:
-    """Point estimates for every condition and, when ``settings`` is given, bootstrap intervals."""
+    """Point estimates for every condition and, when ``settings`` is given, bootstrap intervals.
+
+    ``keep_replicates=False``: the intervals alone, by the blocked bootstrap in bounded memory
+    (BOOT-BLOCK; the same intervals), planned against ``memory_limit`` (BOOT-MEMORY).
+    """
     cohorts = group_by_condition(rollouts)
+    if settings is not None and not keep_replicates:
+        found = evaluate_accumulators(
+            AccumulatorSet.from_rollouts(rollouts),
+            settings,
+            paired,
+            keep_replicates=False,
+            memory_limit=memory_limit,
+        )
+        by_key = {r.key: r for r in found}
+        return [by_key[key] for key in cohorts]
     if settings is None:
         return [ConditionResult(key, compute_metrics(c)) for key, c in cohorts.items()]
     if paired:
@@ -318,7 +338,8 @@ def _comparison(
     diff_exact["PEC"] = [str(a - b) for a, b in zip(pec_a, pec_b, strict=True)]
     if r.replicates is not None and base.replicates is not None:
         ra, rb = _padded(r.replicates.PEC, K, 0.0), _padded(base.replicates.PEC, K, 0.0)
-        ci["PEC"] = [_pair(difference_interval(ra[:, k], rb[:, k], level)[0]) for k in range(K)]
+        # Every depth's differences in one call (each row's interval as difference_interval's).
+        ci["PEC"] = [_pair(i) for i in percentile_intervals_rows(np.ascontiguousarray((ra - rb).T), level)]
     entry: dict[str, Any] = {
         "dataset": dataset,
         "model": model,
@@ -406,6 +427,7 @@ def compare_conditions(
     settings: BootstrapSettings | None,
     baseline: str,
     level: float,
+    memory_limit: int | None = None,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """CMP-BASELINE: every condition against its baseline condition, on their shared tasks.
 
@@ -448,6 +470,7 @@ def compare_conditions(
             ra, rb = ConditionResult(k, ma), ConditionResult(b, mb)
         else:
             subs = {k: a_sub, b: b_sub}
+            _check_kept_replicates(settings, (a_sub.K, b_sub.K), memory_limit)
             reps = bootstrap_task_sums(
                 {k: shared, b: shared}, functools.partial(_task_sums, subs), settings, paired=True
             )
@@ -463,6 +486,24 @@ def compare_conditions(
         entry["baseline_tasks"] = len(accs[b].tasks)
         out.append(entry)
     return out, skipped
+
+
+def _check_kept_replicates(
+    settings: BootstrapSettings, horizons: Sequence[int], memory_limit: int | None
+) -> None:
+    """BOOT-MEMORY for a comparison, which keeps every replicate of both sides (B x (5 + 2K)
+    doubles each, for their paired differences): refused in one line when they cannot fit."""
+    if memory_limit is None:
+        return
+    per_resample = sum(8 * (5 + 2 * K) for K in horizons) * 2  # the replicates and a difference
+    if per_resample * settings.B > memory_limit:
+        most = max(1, memory_limit // per_resample)
+        raise InputError(
+            "--bootstrap",
+            f"the paired replicates of {settings.B} resamples need about "
+            f"{per_resample * settings.B / 1e9:.1f} GB, "
+            f"more than the {memory_limit / 1e9:.1f} GB available; use --bootstrap {most} or less",
+        )
 
 
 def score_document(results: Sequence[ConditionResult], signature: object) -> dict[str, Any]:

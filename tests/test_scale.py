@@ -53,7 +53,7 @@ def some_tasks(n: int = 40, models: int = 2) -> list[dict[str, Any]]:
     return out
 
 
-@pytest.mark.spec("BOOT-BLOCK", "CLI-SCORE")
+@pytest.mark.spec("BOOT-BLOCK", "OUT-CI")
 def test_every_block_size_prints_the_same_document(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -203,3 +203,26 @@ def test_two_thousand_models_score_in_bounded_memory(
     peak, out = _peak_rss(["score", str(path)])
     assert peak < 400 * 2**20, peak
     assert out.count(" / m") == 2000  # one block per model
+
+
+@pytest.mark.spec("BOOT-MEMORY", "CMP-BASELINE")
+def test_compare_refuses_replicates_that_cannot_fit() -> None:
+    # A comparison keeps both sides' replicates for their paired differences: with T = 100000,
+    # 10,000 resamples of 2 x (5 + 2 x 100000) rows, and as much again for the differences, take
+    # 64 GB: refused in one line naming how many resamples fit; a few resamples are scored.
+    from prefixexec.inference import compare_conditions
+
+    accs = AccumulatorSet.from_rollouts(
+        [
+            Rollout(ConditionKey("d", "m", m), "t", 0, Outcome(100_000, f), False)
+            for m, f in (("x", 5), ("y", 7))
+        ]
+    )
+    with pytest.raises(InputError) as info:
+        compare_conditions(accs, BootstrapSettings(B=10_000), "x", 0.95, memory_limit=2 * 10**9)
+    assert info.value.where == "--bootstrap" and info.value.what.endswith("use --bootstrap 312 or less")
+    assert "need about 64.0 GB, more than the 2.0 GB available" in info.value.what
+    # 2 sides x 8 bytes x (5 + 2 x 100000) rows x 2 (the differences) a resample: 2 GB hold 312.
+    assert (2 * 10**9) // (2 * 8 * (5 + 200_000) * 2) == 312
+    found, skipped = compare_conditions(accs, BootstrapSettings(B=5), "x", 0.95, memory_limit=2 * 10**9)
+    assert len(found) == 1 and skipped == [] and found[0]["shared_tasks"] == 1
