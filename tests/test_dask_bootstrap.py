@@ -15,7 +15,7 @@ from prefixexec.cli import main
 from prefixexec.kernel import Cohort
 from prefixexec.kernel.bootstrap import BootstrapSettings, bootstrap_intervals, rejections, task_sums
 
-from strategies import cohort_of, triples
+from strategies import cohort_of
 
 pytestmark = pytest.mark.slow
 
@@ -78,36 +78,37 @@ def test_dask_intervals_are_the_local_ones_byte_for_byte(
 
 
 @pytest.mark.spec("DASK-BOOTSTRAP", "BOOT-BLOCK")
-def test_dask_runner_in_groups_and_unpaired(client: Any) -> None:
-    from hypothesis import HealthCheck, given, settings
-    from hypothesis import strategies as st
+@pytest.mark.parametrize("case", range(6))
+def test_dask_runner_in_groups_and_unpaired(client: Any, case: int) -> None:
+    # Seeded cases (Hypothesis objects to the cluster's threads using the random module while it
+    # generates): 1-3 conditions of up to 12 tasks, paired or not, blocks of 1-40, groups of 3 rows.
+    import numpy as np
 
+    from prefixexec.kernel import Outcome
     from prefixexec.scale import dask_runner
 
-    runner = dask_runner(client)
+    rng = np.random.default_rng(case)
+    paired = case % 2 == 0
+    n = int(rng.integers(1, 13))
+    cohorts: dict[str, Cohort] = {}
+    for i in range(int(rng.integers(1, 4))):
+        size = n if paired else int(rng.integers(1, 13))
+        rows = []
+        for _ in range(size):
+            T = int(rng.integers(1, 6))
+            fed = int(rng.integers(1, T + 2))
+            rows.append((Outcome(T, fed), bool(rng.random() < 0.5)))
+        cohorts[f"c{i}"] = cohort_of(rows, [f"t{j}" for j in range(size)])
+    ids = {k: c.task for k, c in cohorts.items()}
 
-    @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-    @given(
-        st.lists(st.lists(triples(max_t=5), min_size=1, max_size=12), min_size=1, max_size=3),
-        st.integers(0, 2**32 - 1),
-        st.integers(1, 40),
-        st.booleans(),
-    )
-    def check(items: list[list[Any]], seed: int, block: int, paired: bool) -> None:
-        n = max(len(x) for x in items)
-        cohorts: dict[str, Cohort] = {}
-        for i, rows in enumerate(items):
-            rows = (rows * n)[:n] if paired else rows
-            cohorts[f"c{i}"] = cohort_of(rows, [f"t{j}" for j in range(len(rows))])
-        ids = {k: c.task for k, c in cohorts.items()}
+    def sums(k: str, t: Any) -> Any:
+        return task_sums(cohorts[k], t)
 
-        def sums(k: str, t: Any) -> Any:
-            return task_sums(cohorts[k], t)
-
-        s = BootstrapSettings(B=97, seed=seed)
-        options: dict[str, Any] = {"block": block, "group_bytes": 3 * 17 * 97}  # 3 rows a group
-        local = bootstrap_intervals(ids, sums, s, paired, **options)
-        remote = bootstrap_intervals(ids, sums, s, paired, runner=runner, **options)
-        assert repr(remote) == repr(local)
-
-    check()
+    s = BootstrapSettings(B=97, seed=int(rng.integers(0, 2**32)))
+    options: dict[str, Any] = {
+        "block": int(rng.integers(1, 41)),
+        "group_bytes": 3 * 17 * 97,
+    }  # 3 rows a group
+    local = bootstrap_intervals(ids, sums, s, paired, **options)
+    remote = bootstrap_intervals(ids, sums, s, paired, runner=dask_runner(client), **options)
+    assert repr(remote) == repr(local)

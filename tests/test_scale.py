@@ -163,13 +163,16 @@ def test_half_up_in_integers_equals_the_fraction_formula(value: Fraction | float
     assert half_up(value, digits) == expected
 
 
-#: Run the command line in a child and print its peak resident memory (KiB) on stderr's last line.
+#: Run the command line in a child and print its peak resident memory (bytes) on stderr's last
+#: line: VmHWM of /proc/self/status, this process's own high-water mark (ru_maxrss would carry
+#: the forking pytest worker's, which Linux keeps across exec).
 _PEAK = (
-    "import resource, sys\n"
+    "import sys\n"
     "from prefixexec.cli import main\n"
     "code = main(sys.argv[1:])\n"
     "sys.stdout.flush()\n"
-    "sys.stderr.write(f'{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n')\n"
+    "kb = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:')][0]\n"
+    "sys.stderr.write(f'{int(kb) * 1024}\\n')\n"
     "sys.exit(code)\n"
 )
 
@@ -178,7 +181,7 @@ def _peak_rss(argv: list[str]) -> tuple[int, str]:
     """The peak resident memory (bytes) of a child running ``prefixexec ARGV``, and its stdout."""
     done = subprocess.run([sys.executable, "-c", _PEAK, *argv], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    return int(done.stderr.splitlines()[-1]) * 1024, done.stdout
+    return int(done.stderr.splitlines()[-1]), done.stdout
 
 
 @pytest.mark.spec("BOOT-DEDUP", "BOOT-MEMORY", "HOSTILE-CELLS")
