@@ -17,7 +17,7 @@ read after the local cluster is closed) and its wall and CPU time. One run print
 * ``path``: the whole command line on 10,000,000 outcome records (100,000 tasks x 100 trials,
   one JSONL file): ``prefixexec score`` with the default bootstrap against ``--bootstrap 0``.
 
-Usage: python benchmarks/bootstrap_scale.py [--tasks 1000000] [--B 10000] [--skip-path]
+Usage: python benchmarks/bootstrap_scale.py [--tasks 1000000] [--B 10000] [--parts kernel,dask,table,path]
        [--quick] (10^5 tasks, B = 2,000, 10^6 records: a check of the script in a minute)
 The machine is named in the first lines (CPU model, cores, memory) and the machine's load is
 printed before and after: on a shared machine the wall times carry the others' load, the CPU
@@ -63,14 +63,26 @@ def _cohort_sums(n_tasks: int, seed: int = 2027) -> Any:
 def _usage(start: float, cpu: float) -> dict[str, Any]:
     import resource
 
-    own = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     return {
         "wall_s": time.perf_counter() - start,
         "cpu_s": time.process_time() - cpu,
-        "peak_rss_mb": own.ru_maxrss / 1024,
+        "peak_rss_mb": _high_water() / 2**20,
         "children_peak_rss_mb": kids.ru_maxrss / 1024,
     }
+
+
+def _high_water() -> int:
+    """This process's peak resident memory in bytes: VmHWM (Linux), else ru_maxrss."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def child_ours(n_tasks: int, B: int, workers: int) -> dict[str, Any]:
@@ -224,14 +236,80 @@ def fmt(r: dict[str, Any], memory: str = "peak_rss_mb") -> str:
     return f"{r['wall_s']:8.1f} s wall {r['cpu_s']:8.1f} s CPU {r[memory]:8.0f} MB"
 
 
+def part_kernel(tasks: int, B: int) -> dict[str, Any]:
+    print(f"\n== kernel: {tasks:,} tasks x {B:,} resamples, one condition")
+    floor = run_child("floor", str(tasks), str(B))
+    ours = run_child("ours", str(tasks), str(B), "0")
+    print(f"floor (blocked draws and sums, numpy)   {fmt(floor)}")
+    print(f"prefixexec bootstrap_intervals (local)  {fmt(ours)}")
+    print(
+        f"ratio prefixexec / floor: {ours['wall_s'] / floor['wall_s']:.2f} wall, "
+        f"{ours['cpu_s'] / floor['cpu_s']:.2f} CPU (target <= 1.3); peak RSS {ours['peak_rss_mb']:.0f} MB "
+        f"(target < 2000; the sums of the input, made before, {ours['setup_s']:.0f} s, included)"
+    )
+    return ours
+
+
+def part_dask(tasks: int, B: int, ours: dict[str, Any] | None) -> dict[int, dict[str, Any]]:
+    print(f"\n== dask: {tasks:,} tasks x {B:,} resamples on a local cluster (load now {load()})")
+    local = ours if ours is not None else run_child("ours", str(tasks), str(B), "0")
+    dask = {w: run_child("ours", str(tasks), str(B), str(w)) for w in (1, 2)}
+    print(f"local                       {fmt(local)}")
+    for w, r in dask.items():
+        same = "identical" if r["intervals"] == local["intervals"] else "DIFFERENT"
+        print(
+            f"{w} worker(s), block {r['block']:>5}:  {r['wall_s']:8.1f} s wall, "
+            f"driver {r['peak_rss_mb']:.0f} MB, "
+            f"largest worker {r['children_peak_rss_mb']:.0f} MB; intervals {same} to local"
+        )
+    print(f"speed-up 2 workers / 1 worker: {dask[1]['wall_s'] / dask[2]['wall_s']:.2f}x")
+    dask[0] = local
+    return dask
+
+
+def part_table(tasks: int, B: int, ours: dict[str, Any] | None, dask2: dict[str, Any] | None) -> None:
+    print(f"\n== table: tasks x {B:,} resamples, one condition (load now {load()})")
+    print("| tasks | local time | local peak RSS | Dask (2 workers) time | Dask driver / worker peak RSS |")
+    print("|---:|---:|---:|---:|---:|")
+    for n in [10**k for k in range(3, 7) if 10**k < tasks] + [tasks]:
+        local = ours if n == tasks and ours is not None else run_child("ours", str(n), str(B), "0")
+        remote = dask2 if n == tasks and dask2 is not None else run_child("ours", str(n), str(B), "2")
+        print(
+            f"| {n:,} | {local['wall_s']:.1f} s | {local['peak_rss_mb']:.0f} MB | "
+            f"{remote['wall_s']:.1f} s | "
+            f"{remote['peak_rss_mb']:.0f} / {remote['children_peak_rss_mb']:.0f} MB |"
+        )
+
+
+def part_path(n_tasks: int, trials: int) -> None:
+    print(
+        f"\n== path: prefixexec score of {n_tasks * trials:,} records ({n_tasks:,} tasks x {trials} trials)"
+    )
+    with tempfile.TemporaryDirectory(prefix="prefixexec-bench-") as tmp:
+        path = Path(tmp) / "records.jsonl"
+        started = time.perf_counter()
+        write_records(path, n_tasks, trials)
+        size = path.stat().st_size
+        print(f"input: {size / 1e9:.2f} GB written in {time.perf_counter() - started:.0f} s (load {load()})")
+        off = run_child("cli", "score", str(path), "--bootstrap", "0", "--output", str(Path(tmp) / "off.txt"))
+        on = run_child("cli", "score", str(path), "--output", str(Path(tmp) / "on.txt"))
+        print(f"--bootstrap 0              {fmt(off)}")
+        print(f"default (10,000 resamples) {fmt(on)}")
+        print(
+            f"ratio with / without intervals: {on['wall_s'] / off['wall_s']:.2f} wall, "
+            f"{on['cpu_s'] / off['cpu_s']:.2f} CPU"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--tasks", type=int, default=1_000_000)
     parser.add_argument("--B", type=int, default=10_000)
-    parser.add_argument("--skip-path", action="store_true")
-    parser.add_argument("--skip-table", action="store_true")
+    parser.add_argument(
+        "--parts", default="kernel,dask,table,path", help="which parts to run, in this order (default all)"
+    )
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--child", help=argparse.SUPPRESS)  # a JSON list: what a child runs
     args = parser.parse_args()
@@ -246,67 +324,20 @@ def main() -> None:
         print(json.dumps(result))
         return
     tasks, B = (100_000, 2_000) if args.quick else (args.tasks, args.B)
+    parts = args.parts.split(",")
     print(f"machine: {machine()}")
     print(f"load average at start: {load()}")
-    print(f"\n== kernel: {tasks:,} tasks x {B:,} resamples, one condition")
-    floor = run_child("floor", str(tasks), str(B))
-    ours = run_child("ours", str(tasks), str(B), "0")
-    print(f"floor (blocked draws and sums, numpy)   {fmt(floor)}")
-    print(f"prefixexec bootstrap_intervals (local)  {fmt(ours)}")
-    print(
-        f"ratio prefixexec / floor: {ours['wall_s'] / floor['wall_s']:.2f} wall, "
-        f"{ours['cpu_s'] / floor['cpu_s']:.2f} CPU (target <= 1.3); peak RSS {ours['peak_rss_mb']:.0f} MB "
-        f"(target < 2000)"
-    )
-    print(f"\n== dask: the same bootstrap on a local cluster (load now {load()})")
-    dask = {w: run_child("ours", str(tasks), str(B), str(w)) for w in (1, 2)}
-    for w, r in dask.items():
-        same = "identical" if r["intervals"] == ours["intervals"] else "DIFFERENT"
-        print(
-            f"{w} worker(s), block {r['block']:>5}:  {r['wall_s']:8.1f} s wall, "
-            f"driver {r['peak_rss_mb']:.0f} MB, "
-            f"largest worker {r['children_peak_rss_mb']:.0f} MB; intervals {same} to local"
-        )
-    print(f"speed-up 2 workers / 1 worker: {dask[1]['wall_s'] / dask[2]['wall_s']:.2f}x")
-    if not args.skip_table:
-        print(f"\n== table: tasks x {B:,} resamples, one condition (load now {load()})")
-        print(
-            "| tasks | local time | local peak RSS | Dask (2 workers) time | Dask driver / worker peak RSS |"
-        )
-        print("|---:|---:|---:|---:|---:|")
-        sizes = [10**k for k in range(3, 7) if 10**k < tasks]
-        for n in [*sizes, tasks]:
-            if n == tasks:
-                local, remote = ours, dask[2]
-            else:
-                local = run_child("ours", str(n), str(B), "0")
-                remote = run_child("ours", str(n), str(B), "2")
-            print(
-                f"| {n:,} | {local['wall_s']:.1f} s | {local['peak_rss_mb']:.0f} MB | "
-                f"{remote['wall_s']:.1f} s | "
-                f"{remote['peak_rss_mb']:.0f} / {remote['children_peak_rss_mb']:.0f} MB |"
-            )
-    if not args.skip_path:
-        n_tasks, trials = (10_000, 100) if args.quick else (100_000, 100)
-        print(
-            f"\n== path: prefixexec score of {n_tasks * trials:,} records "
-            f"({n_tasks:,} tasks x {trials} trials)"
-        )
-        with tempfile.TemporaryDirectory(prefix="prefixexec-bench-") as tmp:
-            path = Path(tmp) / "records.jsonl"
-            started = time.perf_counter()
-            write_records(path, n_tasks, trials)
-            size = path.stat().st_size
-            print(
-                f"input: {size / 1e9:.2f} GB written in {time.perf_counter() - started:.0f} s (load {load()})"
-            )
-            off = run_child(
-                "cli", "score", str(path), "--bootstrap", "0", "--output", str(Path(tmp) / "off.txt")
-            )
-            on = run_child("cli", "score", str(path), "--output", str(Path(tmp) / "on.txt"))
-            print(f"--bootstrap 0              {fmt(off)}")
-            print(f"default (10,000 resamples) {fmt(on)}")
-            print(f"ratio with / without intervals: {on['wall_s'] / off['wall_s']:.2f} wall")
+    ours: dict[str, Any] | None = None
+    dask: dict[int, dict[str, Any]] = {}
+    for part in parts:
+        if part == "kernel":
+            ours = part_kernel(tasks, B)
+        elif part == "dask":
+            dask = part_dask(tasks, B, ours)
+        elif part == "table":
+            part_table(tasks, B, ours, dask.get(2))
+        elif part == "path":
+            part_path(*((10_000, 100) if args.quick else (100_000, 100)))
     print(f"\nload average at end: {load()}")
 
 
