@@ -264,20 +264,24 @@ class Accumulator:
         if N == 0:
             raise ValueError("an accumulator without rollouts has no metrics (N >= 1)")
         K = self.K
-        fed_counts = [int(x) for x in self.fed_hist.sum(axis=0)]
-        T_counts = [int(x) for x in self.T_hist.sum(axis=0)]
-        steps = [int(x) for x in self.steps_by_T.sum(axis=0)]
-        cy = [int(x) for x in self.class_y.sum(axis=0)]
+        # Python integers (tolist) and itertools rather than numpy on these short rows: metrics()
+        # runs once per condition, and 200,000 conditions are a usual leaderboard input (#27).
+        fed_counts: list[int] = self.fed_hist.sum(axis=0).tolist()
+        T_counts: list[int] = self.T_hist.sum(axis=0).tolist()
+        steps: list[int] = self.steps_by_T.sum(axis=0).tolist()
+        cy: list[int] = self.class_y.sum(axis=0).tolist()
         executable = cy[0] + cy[1]
         successes = sum(cy[1::2])
         uninterrupted = cy[1]
         recovered = successes - uninterrupted
         eligible = N - executable
         # survivors[k-1] = #{FED > k} = #{FED >= k+1};  n_k[k-1] = #{T >= k}, k = 1..K.
-        tail_fed = np.cumsum(np.array(fed_counts[::-1], dtype=object))[::-1].tolist()
-        survivors = [int(x) for x in tail_fed[1 : K + 1]]
-        n_k = [int(x) for x in np.cumsum(np.array(T_counts[::-1], dtype=object))[::-1].tolist()]
-        auc = sum((Fraction(s, t) for t, s in enumerate(steps, start=1) if T_counts[t - 1]), Fraction(0))
+        tail_fed = list(itertools.accumulate(reversed(fed_counts)))[::-1]
+        survivors = tail_fed[1 : K + 1]
+        n_k = list(itertools.accumulate(reversed(T_counts)))[::-1]
+        # AUC-PEC's numerator sum_t steps_t / t over one common denominator (one Fraction).
+        L = math.lcm(*(t for t, c in enumerate(T_counts, start=1) if c))
+        auc = Fraction(sum(s * (L // t) for t, s in enumerate(steps, start=1) if T_counts[t - 1]), L)
         ter = Fraction(executable, N)
         rr = None if eligible == 0 else Fraction(recovered, eligible)
         return ConditionMetrics(
@@ -685,9 +689,18 @@ def _trial_runs(cell: IntArray, trial: IntArray) -> tuple[IntArray, IntArray, In
     return c[start], t[start], t[end] + 1
 
 
+def _order(key: Any) -> Any:
+    """A sort key ordering as ``key`` itself does: ConditionKey's fields as a tuple (the order
+    attrs gives it, compared in C instead of attrs' generated Python methods: sorting 200,000
+    conditions took most of scoring them, #27), anything else as it is."""
+    if isinstance(key, ConditionKey):
+        return (key.dataset, key.model, key.method)
+    return key
+
+
 def _ranks(names: Sequence[object]) -> tuple[list[Any], IntArray | None]:
     """Sorted distinct names and each input name's rank (``None`` when already sorted and distinct)."""
-    ordered = sorted(set(names))  # type: ignore[type-var]  # ConditionKey and str both sort
+    ordered = sorted(set(names), key=_order)
     if len(ordered) == len(names) and all(a == b for a, b in zip(ordered, names, strict=True)):
         return ordered, None
     rank = {x: i for i, x in enumerate(ordered)}
@@ -785,15 +798,15 @@ def accumulate(batch: RolloutArrays) -> AccumulatorSet:
 
 
 def _items(value: Iterable[tuple[ConditionKey, Accumulator]]) -> tuple[tuple[ConditionKey, Accumulator], ...]:
-    items = tuple(sorted(value, key=lambda kv: kv[0]))
-    for (a, _), (b, _) in itertools.pairwise(items):
-        if a == b:
-            raise ValueError(f"condition {a} appears twice")
+    items = tuple(sorted(value, key=lambda kv: _order(kv[0])))
     for key, acc in items:
         if not isinstance(key, ConditionKey) or not isinstance(acc, Accumulator):
             raise ValueError("items must be (ConditionKey, Accumulator) pairs")
-        if acc.N == 0:
+        if not acc.tasks:  # ACC-STATE: every task has a rollout, so no tasks means no rollouts
             raise ValueError(f"condition {key} has no rollouts")
+    for (a, _), (b, _) in itertools.pairwise(items):
+        if _order(a) == _order(b):
+            raise ValueError(f"condition {a} appears twice")
     return items
 
 

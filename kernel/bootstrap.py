@@ -15,12 +15,23 @@ The procedure (section 3.1 of the paper, made reproducible bit for bit):
    ``scipy.stats.quantile(method='linear')`` as used by
    ``scipy.stats.bootstrap(method='percentile')`` (BOOT-PERCENTILE).
 4. RR also gets the Wilson score interval on (recovered, RR-Eligible) (BOOT-WILSON).
+
+Blocked (BOOT-BLOCK, BOOT-STREAM): :func:`bootstrap_intervals` never holds the B x tasks matrix.
+It draws the rows of the same index matrix ``block`` rows at a time from the one generator
+(``integers`` called once per block: the same stream in the same order, so the same numbers),
+reduces each block to the weighted sums it needs, and keeps only the replicates of a group of
+intervals at a time; equal (numerator, denominator) columns are computed once (BOOT-DEDUP).
+The intervals are therefore bit for bit those of the whole matrix. :func:`rejections` and
+:func:`positioned_generator` let a worker start at any row of the stream without drawing the
+rows before it (the Dask engine, DASK-BOOTSTRAP).
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
 from statistics import NormalDist
 from typing import Any, TypeVar
@@ -354,19 +365,22 @@ def missing_tasks(cohorts: Mapping[K, Cohort]) -> dict[K, tuple[str, ...]]:
 
 
 def bootstrap_dataset(
-    cohorts: Mapping[K, Cohort], settings: BootstrapSettings, paired: bool = True
+    cohorts: Mapping[K, Cohort], settings: BootstrapSettings, paired: bool = True, block: int | None = None
 ) -> dict[K, Replicates]:
     """Replicates for every condition of one dataset.
 
     Paired (default): one matrix over the sorted union of task ids, shared by all conditions;
     the caller must have checked :func:`missing_tasks`. Unpaired: each condition draws its own
-    matrix over its own sorted task ids, from the same seed.
+    matrix over its own sorted task ids, from the same seed. The matrix is drawn in blocks
+    (BOOT-BLOCK) but every replicate is kept: B x (5 + 2K) doubles per condition. For intervals
+    alone, :func:`bootstrap_intervals` keeps only a group of them at a time.
     """
     return bootstrap_task_sums(
         {key: c.task for key, c in cohorts.items()},
         lambda key, tasks: task_sums(cohorts[key], tasks),
         settings,
         paired,
+        block,
     )
 
 
@@ -375,30 +389,29 @@ def bootstrap_task_sums(
     sums_of: Callable[[K, Sequence[str]], TaskSums],
     settings: BootstrapSettings,
     paired: bool = True,
+    block: int | None = None,
 ) -> dict[K, Replicates]:
     """:func:`bootstrap_dataset` for conditions given by their task ids and a per-task-sums function.
 
     ``sums_of(key, tasks)`` gives condition ``key``'s :class:`TaskSums` over the task list ``tasks``
-    (from a cohort, :func:`task_sums`; from an accumulator, ``Accumulator.task_sums``).
+    (from a cohort, :func:`task_sums`; from an accumulator, ``Accumulator.task_sums``). The
+    replicates are those of the whole matrix (:func:`resample_counts`), drawn ``block`` resamples
+    at a time (default :func:`default_block`).
     """
-    if paired:
-        tasks = sorted({t for ids in task_ids.values() for t in ids})
-        W = resample_counts(len(tasks), settings.B, settings.seed)
-        all_sums = {key: sums_of(key, tasks) for key in task_ids}
-        # One product for the whole dataset: the conditions' columns side by side.
-        Z = weighted_sums(W, np.concatenate([s.X for s in all_sums.values()], axis=1))  # (columns x B)
-        out_paired: dict[K, Replicates] = {}
-        start = 0
-        for key, sums in all_sums.items():
-            width = sums.X.shape[1]
-            out_paired[key] = _replicates_from(Z[start : start + width], sums)
-            start += width
-        return out_paired
     out: dict[K, Replicates] = {}
-    for key, ids in task_ids.items():
-        own = sorted(set(ids))
-        out[key] = replicates(resample_counts(len(own), settings.B, settings.seed), sums_of(key, own))
-    return out
+    for design in designs(task_ids, sums_of, paired):
+        work = design.work(0, design.R)
+        rows = work.replicates(
+            np.random.default_rng(settings.seed), settings.B, _block(design.n_tasks, settings.B, block)
+        )
+        rows.flags.writeable = False
+        for key, where in design.conditions.items():
+            out[key] = Replicates(
+                scalars={name: rows[i] for name, i in where.scalars.items()},
+                PEC=rows[where.PEC].T,
+                PEC_elig=rows[where.PEC_elig].T,
+            )
+    return {key: out[key] for key in task_ids}
 
 
 def difference_interval(
@@ -412,3 +425,617 @@ def difference_interval(
 def exact_difference(a: Fraction | None, b: Fraction | None) -> Fraction | None:
     """The exact difference of two point estimates (``None`` if either is undefined)."""
     return None if a is None or b is None else a - b
+
+
+# ---------------------------------------------------------------------------------------------
+# The blocked bootstrap (BOOT-BLOCK, BOOT-DEDUP, BOOT-MEMORY)
+
+#: Default memory of one resample block, about 256 MiB (BOOT-BLOCK).
+BLOCK_BYTES = 256 * 2**20
+#: Bytes per (resample, task) cell of a block: the drawn index (int64) and its count (float64 at most).
+CELL_BYTES = 16
+#: Default memory of the replicates kept at once: one group of intervals (BOOT-BLOCK).
+GROUP_BYTES = 256 * 2**20
+#: Bytes per kept replicate: the double, a copy for the order statistics and its NaN flag.
+REPLICATE_BYTES = 17
+
+#: ``progress(done, total)``: called after each block with the blocks done and the blocks in all.
+ProgressFn = Callable[[int, int], None]
+
+
+class BootstrapMemoryError(ValueError):
+    """A request the bootstrap cannot finish in the memory it may use (BOOT-MEMORY), raised
+    before any resample is drawn. ``block_max`` is the largest block that would fit (0 if none),
+    ``B_max`` the most resamples that would fit with the smallest block."""
+
+    def __init__(self, what: str, needed: int, limit: int, block_max: int, B_max: int) -> None:
+        super().__init__(what)
+        self.what = what
+        self.needed = needed
+        self.limit = limit
+        self.block_max = block_max
+        self.B_max = B_max
+
+
+def default_block(n_tasks: int, B: int, budget: int = BLOCK_BYTES) -> int:
+    """BOOT-BLOCK: resamples per block so that a block's cells take at most ``budget`` bytes
+    (``CELL_BYTES`` per resample and task), at least 1 and at most B."""
+    return max(1, min(B, budget // (CELL_BYTES * max(1, n_tasks))))
+
+
+def _block(n_tasks: int, B: int, block: int | None) -> int:
+    if block is None:
+        return default_block(n_tasks, B)
+    if block < 1:
+        raise ValueError(f"'block' must be >= 1: {block}")
+    return min(block, B)
+
+
+def block_counts(index: IntArray, n_tasks: int, dtype: npt.DTypeLike = np.int64) -> npt.NDArray[Any]:
+    """W for one block of index rows: ``W[b, j] = #{t : index[b, t] = j}``, in ``dtype``.
+
+    Counted row by row (one ``bincount`` of n_tasks), or for few tasks several rows at once
+    through offsets, about a million cells at a time: no temporary larger than that.
+    """
+    rows = int(index.shape[0])
+    out = np.empty((rows, n_tasks), dtype=dtype)
+    if n_tasks >= 4096:
+        for r in range(rows):
+            out[r] = np.bincount(index[r], minlength=n_tasks)
+        return out
+    step = max(1, (1 << 20) // max(1, n_tasks))
+    for start in range(0, rows, step):
+        part = index[start : start + step]
+        m = int(part.shape[0])
+        offsets = part + (np.arange(m, dtype=np.int64) * n_tasks)[:, None]
+        out[start : start + m] = np.bincount(offsets.reshape(-1), minlength=m * n_tasks).reshape(m, n_tasks)
+    return out
+
+
+def resample_blocks(n_tasks: int, B: int, seed: int, block: int) -> Iterator[IntArray]:
+    """BOOT-BLOCK: the rows of ``resample_counts(n_tasks, B, seed)``, ``block`` rows at a time.
+
+    One generator, ``integers(0, n_tasks, size=(rows, n_tasks))`` once per block: the same stream
+    in the same order as the whole matrix, so the same rows.
+    """
+    rng = np.random.default_rng(seed)
+    for start in range(0, B, block):
+        rows = min(block, B - start)
+        yield block_counts(rng.integers(0, n_tasks, size=(rows, n_tasks)), n_tasks)
+
+
+# -- Starting anywhere in the stream (BOOT-STREAM) ------------------------------------------------
+
+_U32 = 1 << 32
+
+
+def _check_stream(n_tasks: int) -> None:
+    if not 1 <= n_tasks <= _U32:
+        raise ValueError(f"starting the stream at a row needs 1 <= tasks <= 2^32: {n_tasks}")
+
+
+def _raw32(bitgen: np.random.PCG64, count: int) -> npt.NDArray[np.uint32]:
+    """The next ``count`` (even) 32-bit outputs of ``bitgen``: the low half of each 64-bit draw,
+    then its high half (PCG64's ``next_uint32``)."""
+    raw = bitgen.random_raw(count // 2)
+    assert isinstance(raw, np.ndarray)
+    if sys.byteorder == "little":  # the two halves in memory order already
+        halves: npt.NDArray[np.uint32] = raw.view(np.uint32)
+        return halves
+    out = np.empty(2 * raw.shape[0], dtype=np.uint32)
+    out[0::2] = raw & np.uint64(0xFFFFFFFF)
+    out[1::2] = raw >> np.uint64(32)
+    return out
+
+
+def _accepted(u: npt.NDArray[np.uint32], n_tasks: int) -> npt.NDArray[np.bool_]:
+    """Which 32-bit outputs numpy's bounded ``integers(0, n_tasks)`` keeps (Lemire's method): those
+    whose low product half ``(u n) mod 2^32`` (a wrapping uint32 product) is at least
+    ``2^32 mod n``; each kept output is the value ``(u n) >> 32``. A rejected output is skipped
+    whatever came before it."""
+    low = u * np.uint32(n_tasks % _U32)  # n_tasks = 2^32 has nothing to reject and never gets here
+    keep: npt.NDArray[np.bool_] = low >= np.uint32(_U32 % n_tasks)
+    return keep
+
+
+def _at(seed: int, position: int) -> np.random.PCG64:
+    """The seed's PCG64 positioned before 32-bit output number ``position`` (even or odd)."""
+    bitgen = np.random.PCG64(seed)  # default_rng(seed)'s bit generator
+    bitgen.advance(position // 2)
+    if position % 2:
+        high = int(bitgen.random_raw()) >> 32
+        state = bitgen.state
+        state["has_uint32"], state["uinteger"] = 1, high
+        bitgen.state = state
+    return bitgen
+
+
+def rejections(n_tasks: int, seed: int, start: int, stop: int, chunk: int = 1 << 22) -> int:
+    """BOOT-STREAM: how many of the 32-bit outputs at positions ``[start, stop)`` of the seed's
+    stream numpy's ``integers(0, n_tasks)`` rejects (a few in a million at most for n_tasks up to a
+    million; none when n_tasks is 1 or a power of two). Resample rows ``[r0, r1)`` start at
+    position ``r0 n_tasks``: ``rejections(n, seed, r0 * n, r1 * n)``."""
+    _check_stream(n_tasks)
+    if n_tasks == 1 or _U32 % n_tasks == 0 or stop <= start:
+        return 0
+    position = start - start % 2
+    bitgen = _at(seed, position)
+    found = 0
+    while position < stop:
+        take = min(chunk, stop - position)
+        take += take % 2
+        u = _raw32(bitgen, take)[max(start - position, 0) : stop - position]
+        found += int(u.shape[0] - np.count_nonzero(_accepted(u, n_tasks)))
+        position += take
+    return found
+
+
+def positioned_generator(n_tasks: int, seed: int, value: int, rejected: int) -> np.random.Generator:
+    """BOOT-STREAM: a generator whose ``integers(0, n_tasks, ...)`` continues ``default_rng(seed)``'s
+    values from value number ``value`` on (resample row r starts at value ``r n_tasks``),
+    without drawing the values before it.
+
+    ``rejected`` must be ``rejections(n_tasks, seed, 0, value)`` (a sum of the counts of the
+    earlier ranges): the outputs before position ``value`` hold ``value - rejected`` kept
+    values, so value number ``value`` is the ``rejected + 1``-th kept output from there on.
+    """
+    _check_stream(n_tasks)
+    if n_tasks == 1 or rejected == 0:  # integers(0, 1) draws nothing
+        return np.random.Generator(_at(seed, value))
+    scan = value - value % 2
+    bitgen = _at(seed, scan)
+    position, left = value, rejected
+    while True:
+        take = max(2, 2 * left)
+        u = _raw32(bitgen, take)[position - scan :]
+        kept = np.cumsum(_accepted(u, n_tasks))
+        if kept.shape[0] and int(kept[-1]) >= left:
+            after = position + int(np.searchsorted(kept, left)) + 1
+            return np.random.Generator(_at(seed, after))
+        left -= int(kept[-1]) if kept.shape[0] else 0
+        scan += take
+        position = scan
+
+
+# -- Exact weighted sums of a block ----------------------------------------------------------
+
+
+@attrs.frozen(slots=True, eq=False)
+class Prepared:
+    """Integer columns (n_tasks x width) made ready for exact products with a block of counts.
+
+    Each column is split into limbs of ``shift`` bits (one limb when it fits), the limbs laid
+    side by side in ``F`` (``dtype``: float32 when every limb's sum is below 2^24, so that the
+    product is one sgemm with counts in float32, else float64 below 2^53); column c is
+    ``sum_l F-column limb[c][l] x 2^(shift l)``. ``exact_float``: every column's sum is below 2^53,
+    so the recombined sums are float64 (else Python integers). Every sum is exact
+    (BOOT-REPLICATE).
+    """
+
+    F: npt.NDArray[Any]
+    width: int
+    shift: int
+    limb_column: IntArray  # for each F column, the column it is a limb of
+    limb_power: IntArray  # and its limb number l
+    exact_float: bool
+
+    @property
+    def dtype(self) -> type[np.floating[Any]]:
+        return np.float32 if self.F.dtype == np.float32 else np.float64
+
+    def sums(self, W: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        """(W @ columns) transposed, exactly: (width x rows), float64 or Python integers."""
+        product = (W @ self.F).T
+        if self.F.shape[1] == self.width:  # one limb a column, in column order
+            exact: npt.NDArray[np.float64] = product.astype(np.float64, copy=False)
+            return exact
+        if self.exact_float:
+            total = np.zeros((self.width, W.shape[0]), dtype=np.float64)
+            for j in range(self.F.shape[1]):  # every partial sum is an integer below 2^53
+                total[self.limb_column[j]] += product[j].astype(np.float64) * float(
+                    2 ** (self.shift * int(self.limb_power[j]))
+                )
+            return total
+        whole = np.zeros((self.width, W.shape[0]), dtype=object)
+        for j in range(self.F.shape[1]):
+            part = product[j].astype(np.int64).astype(object) * (1 << (self.shift * int(self.limb_power[j])))
+            whole[self.limb_column[j]] += part
+        return whole
+
+
+def _limb_bits(n_tasks: int, limit: int) -> int:
+    """The most bits ``k`` a limb may have so that n_tasks x (2^k - 1) < limit (0 if none)."""
+    return (((limit - 1) // max(1, n_tasks)) + 1).bit_length() - 1
+
+
+def prepare(columns: Sequence[npt.NDArray[Any]], n_tasks: int) -> Prepared:
+    """:class:`Prepared` of non-negative integer columns (int64 or Python integers) of n_tasks rows.
+
+    float32 limbs when a limb of at least 4 bits keeps every sum below 2^24 (the counts of a
+    block are then float32: half the memory and about twice the speed of float64), else float64
+    limbs below 2^53.
+    """
+    tops = [int(c.max()) if c.shape[0] else 0 for c in columns]
+    exact_float = n_tasks * max(tops, default=0) < _EXACT_FLOAT_LIMIT
+    bits32 = _limb_bits(n_tasks, _EXACT_FLOAT32_LIMIT)
+    dtype: type[np.floating[Any]] = np.float32
+    if bits32 >= 4 and exact_float:
+        shift = bits32
+    else:
+        shift, dtype = _limb_bits(n_tasks, _EXACT_FLOAT_LIMIT), np.float64
+        if shift < 1:
+            raise ValueError(f"too many tasks for exact sums: {n_tasks}")
+    counts = [max(1, -(-top.bit_length() // shift)) for top in tops]
+    F = np.empty((n_tasks, sum(counts)), dtype=dtype)
+    limb_column, limb_power = [], []
+    mask = (1 << shift) - 1
+    j = 0
+    for c, (values, limbs) in enumerate(zip(columns, counts, strict=True)):
+        if limbs == 1:
+            F[:, j] = values
+        elif values.dtype != object:
+            for limb in range(limbs):
+                F[:, j + limb] = (values >> (shift * limb)) & mask
+        else:
+            as_list = values.tolist()
+            for limb in range(limbs):
+                F[:, j + limb] = [(v >> (shift * limb)) & mask for v in as_list]
+        limb_column += [c] * limbs
+        limb_power += list(range(limbs))
+        j += limbs
+    return Prepared(
+        F,
+        len(columns),
+        shift,
+        np.array(limb_column, dtype=np.int64),
+        np.array(limb_power, dtype=np.int64),
+        exact_float,
+    )
+
+
+# -- Designs: one draw and its distinct ratio rows (BOOT-DEDUP) --------------------------------
+
+
+@attrs.frozen(slots=True, eq=False)
+class ConditionRows:
+    """Where one condition's replicates are among its design's ratio rows, and RR's counts."""
+
+    scalars: Mapping[str, int]
+    PEC: IntArray
+    PEC_elig: IntArray
+    recovered: int
+    eligible: int
+
+
+@attrs.frozen(slots=True, eq=False)
+class GroupWork:
+    """What a group of ratio rows needs from every block: the prepared columns and, per row,
+    the indices of its numerator and denominator columns. Picklable (sent to Dask workers)."""
+
+    n_tasks: int
+    prepared: Prepared
+    num: IntArray
+    den: IntArray
+
+    @property
+    def rows(self) -> int:
+        return int(self.num.shape[0])
+
+    def block(self, W: npt.NDArray[Any]) -> FloatArray:
+        """The group's replicates (rows x W's rows) under a block of counts."""
+        Z = self.prepared.sums(W)
+        return _ratio(Z[self.num], Z[self.den])
+
+    def replicates(
+        self, rng: np.random.Generator, count: int, block: int, tick: Callable[[], None] | None = None
+    ) -> FloatArray:
+        """The group's replicates of the next ``count`` resamples of ``rng``, ``block`` at a time."""
+        out = np.empty((self.rows, count), dtype=np.float64)
+        done = 0
+        while done < count:
+            rows = min(block, count - done)
+            index = rng.integers(0, self.n_tasks, size=(rows, self.n_tasks))
+            W = block_counts(index, self.n_tasks, self.prepared.dtype)
+            del index
+            out[:, done : done + rows] = self.block(W)
+            del W
+            done += rows
+            if tick is not None:
+                tick()
+        return out
+
+
+@attrs.frozen(slots=True, eq=False)
+class Design:
+    """One resample draw over ``n_tasks`` sorted tasks (BOOT-DRAW) and the distinct ratio rows
+    its conditions need (BOOT-DEDUP): row r is ``columns[num[r]] / columns[den[r]]`` under each
+    resample; ``conditions`` says which rows are each condition's."""
+
+    n_tasks: int
+    columns: tuple[npt.NDArray[Any], ...]
+    num: IntArray
+    den: IntArray
+    conditions: Mapping[Any, ConditionRows]
+
+    @property
+    def R(self) -> int:
+        return int(self.num.shape[0])
+
+    def work(self, start: int, stop: int) -> GroupWork:
+        """The :class:`GroupWork` of rows ``start:stop``."""
+        num, den = self.num[start:stop], self.den[start:stop]
+        needed = np.unique(np.concatenate([num, den]))
+        prepared = prepare([self.columns[int(c)] for c in needed], self.n_tasks)
+        return GroupWork(self.n_tasks, prepared, np.searchsorted(needed, num), np.searchsorted(needed, den))
+
+    def column_bytes(self) -> int:
+        return sum(int(c.nbytes) if c.dtype != object else 8 * int(c.shape[0]) for c in self.columns)
+
+
+def _int64_column(values: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """An object column as int64 when every value fits (it then dedupes and prepares as int64)."""
+    if values.dtype != object:
+        return values
+    try:
+        return np.array(values.tolist(), dtype=np.int64)
+    except OverflowError:
+        return values
+
+
+class _DesignBuilder:
+    """Collects distinct columns (by content) and distinct (numerator, denominator) rows."""
+
+    def __init__(self, n_tasks: int) -> None:
+        self.n_tasks = n_tasks
+        self.columns: list[npt.NDArray[Any]] = []
+        self.by_digest: dict[bytes, list[int]] = {}
+        self.rows: dict[tuple[int, int], int] = {}
+        self.conditions: dict[Any, ConditionRows] = {}
+
+    def column(self, values: npt.NDArray[Any]) -> int:
+        values = _int64_column(values)
+        raw = values.tobytes() if values.dtype != object else repr(values.tolist()).encode()
+        digest = hashlib.blake2b(raw, digest_size=16).digest()
+        same = self.by_digest.setdefault(digest, [])
+        for c in same:  # equal content, not only equal digests
+            if self.columns[c].dtype == values.dtype and np.array_equal(self.columns[c], values):
+                return c
+        same.append(len(self.columns))
+        values.flags.writeable = False
+        self.columns.append(values)
+        return len(self.columns) - 1
+
+    def distinct_columns(self, X: npt.NDArray[Any]) -> IntArray:
+        """The design's column id of every column of X (n_tasks x C)."""
+        XT = np.ascontiguousarray(X.T)
+        if XT.dtype == object or XT.shape[0] == 0:
+            return np.array([self.column(XT[i]) for i in range(XT.shape[0])], dtype=np.int64)
+        unique, inverse = np.unique(XT, axis=0, return_inverse=True)
+        ids = np.array([self.column(np.ascontiguousarray(u)) for u in unique], dtype=np.int64)
+        return ids[inverse.reshape(-1)]
+
+    def distinct_rows(self, pairs: IntArray) -> IntArray:
+        unique, inverse = np.unique(pairs, axis=0, return_inverse=True)
+        ids = [self.rows.setdefault((int(a), int(b)), len(self.rows)) for a, b in unique.tolist()]
+        return np.array(ids, dtype=np.int64)[inverse.reshape(-1)]
+
+    def add(self, key: Any, sums: TaskSums) -> None:
+        K = sums.K
+        col = {name: sums.columns.index(name) for name in task_sum_columns(0)}  # the 8 before surv1
+        col["surv1"], col["nk1"] = len(col), len(col) + K
+        ids = self.distinct_columns(sums.X)
+        pairs = [(col[a], col[b]) for a, b in _SCALAR_RATIOS.values()]
+        surv = np.arange(col["surv1"], col["surv1"] + K)
+        nk = np.arange(col["nk1"], col["nk1"] + K)
+        local = np.concatenate(
+            [
+                np.array(pairs, dtype=np.int64).reshape(-1, 2),
+                np.column_stack([surv, np.full(K, col["count"])]),
+                np.column_stack([surv, nk]),
+            ]
+        ).astype(np.int64)
+        rows = self.distinct_rows(ids[local])
+        s = len(pairs)
+        self.conditions[key] = ConditionRows(
+            scalars=dict(zip(_SCALAR_RATIOS, rows[:s].tolist(), strict=True)),
+            PEC=rows[s : s + K],
+            PEC_elig=rows[s + K :],
+            recovered=int(sum(sums.X[:, col["recovered"]].tolist())),
+            eligible=int(sum(sums.X[:, col["eligible"]].tolist())),
+        )
+
+    def design(self) -> Design:
+        pairs = sorted(self.rows.items(), key=lambda kv: kv[1])
+        num = np.array([p[0][0] for p in pairs], dtype=np.int64)
+        den = np.array([p[0][1] for p in pairs], dtype=np.int64)
+        return Design(self.n_tasks, tuple(self.columns), num, den, dict(self.conditions))
+
+
+#: The scalar metrics' (numerator, denominator) columns, in the order of :class:`Replicates`.
+_SCALAR_RATIOS = {
+    "TER": ("executable", "count"),
+    "AUC_PEC": ("auc_num", "auc_den"),
+    "mean_FED": ("fed", "count"),
+    "success": ("success", "count"),
+    "RR": ("recovered", "eligible"),
+}
+
+
+def designs(
+    task_ids: Mapping[K, Iterable[str]],
+    sums_of: Callable[[K, Sequence[str]], TaskSums],
+    paired: bool = True,
+) -> list[Design]:
+    """The draws of one dataset: paired, one over the sorted union of task ids shared by every
+    condition (BOOT-PAIRED); unpaired, one per condition over its own sorted tasks."""
+    if paired:
+        tasks = sorted({t for ids in task_ids.values() for t in ids})
+        builder = _DesignBuilder(len(tasks))
+        for key in task_ids:
+            builder.add(key, sums_of(key, tasks))
+        return [builder.design()]
+    out = []
+    for key, ids in task_ids.items():
+        own = sorted(set(ids))
+        builder = _DesignBuilder(len(own))
+        builder.add(key, sums_of(key, own))
+        out.append(builder.design())
+    return out
+
+
+# -- Planning, memory and the intervals --------------------------------------------------------
+
+
+@attrs.frozen(slots=True)
+class Plan:
+    """How a design is computed: ``block`` resamples per block, its ratio rows in ``groups``
+    (start, stop) each drawn over all B resamples, and the bytes that takes at its peak (BOOT-MEMORY)."""
+
+    block: int
+    groups: tuple[tuple[int, int], ...]
+    peak_bytes: int
+    blocks_per_group: int
+
+    @property
+    def blocks(self) -> int:
+        return len(self.groups) * self.blocks_per_group
+
+
+def _peak(design: Design, B: int, block: int, rows: int) -> int:
+    """Bytes at the peak of a group of ``rows`` ratio rows with blocks of ``block`` resamples:
+    the design's columns and their prepared copy (at most 16 bytes a cell), one block of
+    :data:`CELL_BYTES` per cell with its sums and ratios, the group's replicates."""
+    n = design.n_tasks
+    prepared = 16 * n * min(len(design.columns), 2 * rows)
+    cells = block * (n * CELL_BYTES + (2 * rows + min(len(design.columns), 2 * rows)) * 8)
+    return design.column_bytes() + prepared + cells + rows * B * REPLICATE_BYTES
+
+
+def plan(
+    design: Design,
+    B: int,
+    block: int | None = None,
+    group_bytes: int = GROUP_BYTES,
+    memory_limit: int | None = None,
+) -> Plan:
+    """BOOT-BLOCK and BOOT-MEMORY: blocks and groups for ``design``.
+
+    Groups hold at most ``group_bytes`` of replicates (at least one row). Under ``memory_limit``
+    the group, then (unless ``block`` was given) the block, shrink until the peak fits; when even
+    one row with blocks of one resample (or the given block) does not fit,
+    :class:`BootstrapMemoryError` is raised, before anything is drawn.
+    """
+    size = _block(design.n_tasks, B, block)
+    per = max(1, min(design.R, group_bytes // (REPLICATE_BYTES * B)))
+    if memory_limit is not None:
+        while per > 1 and _peak(design, B, size, per) > memory_limit:
+            per = max(1, per // 2)
+        while block is None and size > 1 and _peak(design, B, size, per) > memory_limit:
+            size = max(1, size // 2)
+        peak = _peak(design, B, size, per)
+        if peak > memory_limit:
+            per_block = _peak(design, B, 1, 1) - _peak(design, B, 0, 1)
+            room = memory_limit - _peak(design, B, 0, 1)
+            block_max = int(min(B, room // per_block)) if room > 0 else 0
+            room_B = memory_limit - _peak(design, 0, 1, 1)
+            B_max = int(room_B // REPLICATE_BYTES) if room_B > 0 else 0
+            if block is not None and block_max >= 1:
+                what = (
+                    f"a block of {size} resamples x {design.n_tasks} tasks needs about {_size(peak)}, "
+                    f"more than the {_size(memory_limit)} available"
+                )
+            else:
+                what = (
+                    f"{B} resamples of {design.n_tasks} tasks need about {_size(peak)} for one interval "
+                    f"and a block of {size}, more than the {_size(memory_limit)} available"
+                )
+            raise BootstrapMemoryError(what, peak, memory_limit, block_max, B_max)
+    groups = tuple((s, min(s + per, design.R)) for s in range(0, design.R, per))
+    return Plan(size, groups, _peak(design, B, size, per), -(-B // size))
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GB", 10**9), ("MB", 10**6), ("KB", 10**3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
+
+
+#: How a group's replicates are computed: ``runner(work, settings, block, tick)`` returns the
+#: (rows x B) replicates of ``default_rng(seed)``'s resamples; the default draws them here.
+Runner = Callable[[GroupWork, BootstrapSettings, int, Callable[[], None]], FloatArray]
+
+
+def local_runner(
+    work: GroupWork, settings: BootstrapSettings, block: int, tick: Callable[[], None]
+) -> FloatArray:
+    """:data:`Runner` in this process: one generator, blocks in order."""
+    return work.replicates(np.random.default_rng(settings.seed), settings.B, block, tick)
+
+
+def bootstrap_intervals(
+    task_ids: Mapping[K, Iterable[str]],
+    sums_of: Callable[[K, Sequence[str]], TaskSums],
+    settings: BootstrapSettings,
+    paired: bool = True,
+    *,
+    block: int | None = None,
+    group_bytes: int = GROUP_BYTES,
+    memory_limit: int | None = None,
+    progress: ProgressFn | None = None,
+    runner: Runner | None = None,
+) -> dict[K, Intervals]:
+    """Every condition's :class:`Intervals`, bit for bit those of :func:`bootstrap_task_sums` and
+    :func:`intervals`, in bounded memory (BOOT-BLOCK): blocks of ``block`` resamples (default
+    :func:`default_block`, about 256 MiB), the replicates of at most ``group_bytes`` worth of
+    intervals at a time (a group needing more draws the stream again), each distinct ratio
+    computed once (BOOT-DEDUP). Everything is planned first: :class:`BootstrapMemoryError` is
+    raised before any draw when ``memory_limit`` cannot hold it (BOOT-MEMORY). ``progress(done,
+    total)`` is called after each block; ``runner`` computes a group (default: here).
+    """
+    found = designs(task_ids, sums_of, paired)
+    plans = [plan(d, settings.B, block, group_bytes, memory_limit) for d in found]
+    out = design_intervals(found, plans, settings, progress, runner)
+    return {key: out[key] for key in task_ids}
+
+
+def design_intervals(
+    found: Sequence[Design],
+    plans: Sequence[Plan],
+    settings: BootstrapSettings,
+    progress: ProgressFn | None = None,
+    runner: Runner | None = None,
+) -> dict[Any, Intervals]:
+    """:func:`bootstrap_intervals` of designs already planned (``plans[i]`` for ``found[i]``);
+    ``progress(done, total)`` counts the blocks of all of them."""
+    run = local_runner if runner is None else runner
+    total = sum(p.blocks for p in plans)
+    done = 0
+
+    def tick() -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, total)
+
+    out: dict[Any, Intervals] = {}
+    for design, p in zip(found, plans, strict=True):
+        row_intervals: list[tuple[float, float] | None] = []
+        row_dropped: list[int] = []
+        for start, stop in p.groups:
+            values = run(design.work(start, stop), settings, p.block, tick)
+            nan = np.isnan(values)
+            row_dropped += np.count_nonzero(nan, axis=1).tolist()
+            row_intervals += percentile_intervals_rows(values, settings.level, nan, overwrite=True)
+            del values, nan
+        for key, where in design.conditions.items():
+            names = list(where.scalars)
+            out[key] = Intervals(
+                scalars={n: row_intervals[where.scalars[n]] for n in names},
+                RR_wilson=wilson_interval(where.recovered, where.eligible, settings.level),
+                PEC=tuple(row_intervals[i] for i in where.PEC.tolist()),
+                PEC_elig=tuple(row_intervals[i] for i in where.PEC_elig.tolist()),
+                dropped={n: row_dropped[where.scalars[n]] for n in names},
+                dropped_PEC_elig=tuple(row_dropped[i] for i in where.PEC_elig.tolist()),
+            )
+    return out

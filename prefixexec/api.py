@@ -321,9 +321,8 @@ def bootstrap(
     """
     from prefixexec.kernel.bootstrap import (
         BootstrapSettings,
+        bootstrap_task_sums,
         percentile_interval,
-        replicates,
-        resample_counts,
         task_sums,
     )
 
@@ -332,7 +331,8 @@ def bootstrap(
     settings = BootstrapSettings(B=B, seed=seed, level=level)
     cohort = _cohort(T, fed, success, tasks)
     ids = sorted(set(cohort.task))
-    reps = replicates(resample_counts(len(ids), settings.B, settings.seed), task_sums(cohort, ids))
+    # Drawn in blocks (BOOT-BLOCK): the same replicates without the B x tasks matrix.
+    reps = bootstrap_task_sums({0: ids}, lambda _, tasks: task_sums(cohort, tasks), settings)[0]
     values = np.asarray(reps.scalars[metric], dtype=np.float64)
     interval = percentile_interval(values, settings.level)
     defined = values[~np.isnan(values)]

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, NoReturn, Protocol, cast
 from prefixexec._version import __version__
 
 if TYPE_CHECKING:
+    from distributed import Client
+
     from prefixexec.adapters import AdapterOptions
     from prefixexec.kernel import Rollout
     from prefixexec.kernel.accumulator import AccumulatorSet
@@ -304,6 +306,13 @@ def add_bootstrap_options(parser: argparse.ArgumentParser, allow_unpaired: bool 
     )
     parser.add_argument("--seed", type=_positive_int, default=0, help="bootstrap seed (default 0)")
     parser.add_argument("--level", type=_level, default=0.95, help="confidence level (default 0.95)")
+    parser.add_argument(
+        "--bootstrap-block",
+        type=int_at_least(1),
+        metavar="N",
+        help="resamples drawn and reduced at a time (default: as many as fit in about 256 MiB; "
+        "the intervals are the same for every block size; spec BOOT-BLOCK)",
+    )
     if allow_unpaired:
         parser.add_argument(
             "--unpaired",
@@ -322,7 +331,11 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
         "groups to accumulators on a Dask cluster and merge them (same output)",
     )
     parser.add_argument(
-        "--scheduler", metavar="ADDRESS", help="dask: a running scheduler (default: start a local cluster)"
+        "--scheduler",
+        "--dask-scheduler",
+        dest="scheduler",
+        metavar="ADDRESS",
+        help="dask: a running scheduler (default: start a local cluster)",
     )
     parser.add_argument(
         "--workers",
@@ -332,7 +345,9 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def read_scored_input(args: argparse.Namespace) -> tuple[AccumulatorSet, list[Rollout] | None]:
+def read_scored_input(
+    args: argparse.Namespace, client: Client | None = None
+) -> tuple[AccumulatorSet, list[Rollout] | None]:
     """The accumulators of the input, and its rollouts when ``--select`` or ``--rollouts`` needs them.
 
     Without either, the input is streamed (:func:`read_accumulators`); with one, every rollout is
@@ -342,7 +357,7 @@ def read_scored_input(args: argparse.Namespace) -> tuple[AccumulatorSet, list[Ro
     path = getattr(args, "rollouts", None)
     evaluations = getattr(args, "emit_evaluations", None)
     if not patterns and path is None and evaluations is None:
-        return read_accumulators(args), None
+        return read_accumulators(args, client), None
     from prefixexec.adapters import InputError
     from prefixexec.kernel.accumulator import AccumulatorSet
 
@@ -383,15 +398,18 @@ def write_rollout_rows(args: argparse.Namespace, rollouts: Sequence[Rollout] | N
         write(path, rows(rollouts))
 
 
-def read_accumulators(args: argparse.Namespace) -> AccumulatorSet:
-    """Accumulate the input with the chosen engine (STREAM-SCORE, DASK-ENGINE)."""
+def read_accumulators(args: argparse.Namespace, client: Client | None = None) -> AccumulatorSet:
+    """Accumulate the input with the chosen engine (STREAM-SCORE, DASK-ENGINE); ``client``: the
+    Dask client to use with ``--engine dask`` (default: one for this call)."""
     from prefixexec.adapters import InputError
 
     from .engine import accumulate_dask, accumulate_input
 
     options = adapter_options(args)
     if args.engine == "dask":
-        return accumulate_dask(args.adapter, args.files, options, args.scheduler, args.workers or None)
+        return accumulate_dask(
+            args.adapter, args.files, options, args.scheduler, args.workers or None, client
+        )
     for flag, value in (("--scheduler", args.scheduler), ("--workers", args.workers)):
         if value is not None:
             raise InputError(flag, "only applies with --engine dask")
@@ -586,16 +604,22 @@ def _score(args: argparse.Namespace) -> int:
     from prefixexec.adapters import harness
 
     from .inference import evaluate_accumulators, score_document, table_intervals
+    from .scale import engine_session, scaled
     from .scoring import dumps, format_table
     from .ttyprogress import tty_steps
 
-    with tty_steps(args, "prefixexec score") as step:  # PROGRESS-TTY: a spinner on a terminal
+    with tty_steps(args, "prefixexec score") as step, engine_session(args) as client:  # PROGRESS-TTY
         step("reading input")
         with harness.collecting() as log:  # HARNESS-REPORT: the harness errors the adapter reads
-            accumulators, rollouts = read_scored_input(args)
+            accumulators, rollouts = read_scored_input(args, client)
         signature = signature_of(args)
         step(f"bootstrap ({args.bootstrap} resamples)" if args.bootstrap else "scoring")
-        results = evaluate_accumulators(accumulators, settings_of(args), paired=not args.unpaired)
+        results = evaluate_accumulators(
+            accumulators,
+            settings_of(args),
+            paired=not args.unpaired,
+            **scaled(args, accumulators, client, step),
+        )
     found = log if args.adapter in harness.ADAPTERS else None
     if args.json:
         text = dumps(score_document(results, signature, found))
@@ -622,8 +646,16 @@ def _compare(args: argparse.Namespace) -> int:
         accumulators, rollouts = read_scored_input(args)
         signature = signature_of(args)
         step(f"paired bootstrap ({args.bootstrap} resamples)")
+        from .scale import available_memory
+
         comparisons, skipped = compare_conditions(
-            accumulators, settings_of(args), args.baseline, args.level, args.match, args.adjust
+            accumulators,
+            settings_of(args),
+            args.baseline,
+            args.level,
+            args.match,
+            args.adjust,
+            memory_limit=available_memory(),
         )
     if args.json:
         document = {"signature": str(signature), "comparisons": comparisons, "skipped": skipped}

@@ -17,6 +17,7 @@ error path only, so that nothing per rollout has to be kept).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, NoReturn
@@ -315,38 +316,56 @@ def accumulate_dask(
     options: AdapterOptions,
     scheduler: str | None = None,
     workers: int | None = None,
+    client: Client | None = None,
 ) -> AccumulatorSet:
     """Map the input's units to accumulators on a Dask cluster and merge them (DASK-ENGINE).
 
     ``scheduler`` is the address of a running scheduler (its workers must see ``paths``);
-    without one a local cluster of ``workers`` processes is started and closed again. On a
-    fault the input is read again in this process, to name the same first fault as
+    without one a local cluster of ``workers`` processes is started and closed again. ``client``:
+    a connected client to use instead (from :func:`dask_session`; left open). On a fault the
+    input is read again in this process, to name the same first fault as
     :func:`accumulate_input`.
     """
-    import tempfile
-
     work = work_units(adapter, paths)
     if not work:
         raise InputError(", ".join(paths) or "<no input>", "no records found")
-    with tempfile.TemporaryDirectory(prefix="prefixexec-dask-") as directory:
-        client = _client(scheduler, workers, directory)
-        try:
-            level = client.map(functools.partial(run_unit, adapter), range(len(work)), work, pure=False)
-            while len(level) > 1:
-                merged = [
-                    client.submit(merge_outcomes, a, b, pure=False)
-                    for a, b in zip(level[::2], level[1::2], strict=False)
-                ]
-                level = merged + level[len(merged) * 2 :]
-            result: Outcome = level[0].result()
-        finally:
-            cluster = client.cluster
-            client.close()  # type: ignore[no-untyped-call]  # distributed lacks annotations
-            if scheduler is None and cluster is not None:
-                cluster.close()
+    if client is None:
+        with dask_session(scheduler, workers) as own:
+            result = _accumulate_units(own, adapter, work)
+    else:
+        result = _accumulate_units(client, adapter, work)
     if isinstance(result, Fault):
         accumulate_input(adapter, paths, options)  # raises the first fault, named as in one process
         raise InputError(result.where, result.what)
     if result.N == 0:
         raise InputError(", ".join(paths) or "<no input>", "no records found")
     return result
+
+
+def _accumulate_units(client: Client, adapter: str, work: Sequence[Unit]) -> Outcome:
+    level = client.map(functools.partial(run_unit, adapter), range(len(work)), work, pure=False)
+    while len(level) > 1:
+        merged = [
+            client.submit(merge_outcomes, a, b, pure=False)
+            for a, b in zip(level[::2], level[1::2], strict=False)
+        ]
+        level = merged + level[len(merged) * 2 :]
+    result: Outcome = level[0].result()
+    return result
+
+
+@contextlib.contextmanager
+def dask_session(scheduler: str | None = None, workers: int | None = None) -> Iterator[Client]:
+    """A Dask client for the block: connected to ``scheduler``, or to a local cluster of
+    ``workers`` processes (one thread each) started here and closed at the end (DASK-ENGINE)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="prefixexec-dask-") as directory:
+        client = _client(scheduler, workers, directory)
+        try:
+            yield client
+        finally:
+            cluster = client.cluster
+            client.close()  # type: ignore[no-untyped-call]  # distributed lacks annotations
+            if scheduler is None and cluster is not None:
+                cluster.close()

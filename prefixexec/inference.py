@@ -29,9 +29,12 @@ from prefixexec.kernel import (
 )
 from prefixexec.kernel.accumulator import Accumulator, AccumulatorSet
 from prefixexec.kernel.bootstrap import (
+    BootstrapMemoryError,
     BootstrapSettings,
     Intervals,
+    ProgressFn,
     Replicates,
+    Runner,
     TaskSums,
     bootstrap_dataset,
     bootstrap_task_sums,
@@ -39,6 +42,7 @@ from prefixexec.kernel.bootstrap import (
     exact_difference,
     intervals,
     missing_tasks,
+    percentile_intervals_rows,
 )
 
 from .scoring import approx, condition_json, exact
@@ -102,10 +106,29 @@ def _check_missing(missing_by_dataset: Mapping[str, Mapping[ConditionKey, tuple[
 
 
 def evaluate(
-    rollouts: Sequence[Rollout], settings: BootstrapSettings | None, paired: bool = True
+    rollouts: Sequence[Rollout],
+    settings: BootstrapSettings | None,
+    paired: bool = True,
+    *,
+    keep_replicates: bool = True,
+    memory_limit: int | None = None,
 ) -> list[ConditionResult]:
-    """Point estimates for every condition and, when ``settings`` is given, bootstrap intervals."""
+    """Point estimates for every condition and, when ``settings`` is given, bootstrap intervals.
+
+    ``keep_replicates=False``: the intervals alone, by the blocked bootstrap in bounded memory
+    (BOOT-BLOCK; the same intervals), planned against ``memory_limit`` (BOOT-MEMORY).
+    """
     cohorts = group_by_condition(rollouts)
+    if settings is not None and not keep_replicates:
+        found = evaluate_accumulators(
+            AccumulatorSet.from_rollouts(rollouts),
+            settings,
+            paired,
+            keep_replicates=False,
+            memory_limit=memory_limit,
+        )
+        by_key = {r.key: r for r in found}
+        return [by_key[key] for key in cohorts]
     if settings is None:
         return [ConditionResult(key, compute_metrics(c)) for key, c in cohorts.items()]
     if paired:
@@ -127,12 +150,24 @@ def _task_sums(
 
 
 def evaluate_accumulators(
-    accumulators: AccumulatorSet, settings: BootstrapSettings | None, paired: bool = True
+    accumulators: AccumulatorSet,
+    settings: BootstrapSettings | None,
+    paired: bool = True,
+    *,
+    keep_replicates: bool = True,
+    block: int | None = None,
+    memory_limit: int | None = None,
+    progress: ProgressFn | None = None,
+    runner: Runner | None = None,
 ) -> list[ConditionResult]:
     """:func:`evaluate` from per-condition accumulators (STREAM-SCORE): the same results.
 
     Point estimates come from the accumulators' counts and the bootstrap from their per-task
-    sums, so the input never has to be held in memory.
+    sums, so the input never has to be held in memory. ``keep_replicates=False``: intervals only,
+    from the blocked bootstrap in bounded memory (BOOT-BLOCK; ``replicates`` is then ``None``;
+    the same intervals bit for bit); ``block``, ``memory_limit``, ``progress`` and ``runner``
+    as :func:`prefixexec.kernel.bootstrap.bootstrap_intervals` takes them. A request that cannot
+    fit ``memory_limit`` raises InputError before any resample is drawn (BOOT-MEMORY).
     """
     accs = accumulators.as_dict()
     if settings is None:
@@ -143,18 +178,59 @@ def evaluate_accumulators(
     by_dataset: dict[str, dict[ConditionKey, Accumulator]] = {}
     for key, acc in accs.items():
         by_dataset.setdefault(key.dataset, {})[key] = acc
+    if not keep_replicates:
+        found = blocked_intervals(by_dataset, settings, paired, block, memory_limit, progress, runner)
+        return [ConditionResult(key, acc.metrics(), found[key]) for key, acc in accs.items()]
     for group in by_dataset.values():
         reps = bootstrap_task_sums(
             {key: acc.tasks for key, acc in group.items()},
             functools.partial(_task_sums, group),
             settings,
-            paired=paired,
+            paired,
+            block,
         )
         for key, acc in group.items():
             m = acc.metrics()
             ivs = intervals(reps[key], m.recovered, m.RR_eligible, settings.level)
             results[key] = ConditionResult(key, m, ivs, reps[key])
     return [results[key] for key in accs]
+
+
+def blocked_intervals(
+    by_dataset: Mapping[str, Mapping[ConditionKey, Accumulator]],
+    settings: BootstrapSettings,
+    paired: bool,
+    block: int | None = None,
+    memory_limit: int | None = None,
+    progress: ProgressFn | None = None,
+    runner: Runner | None = None,
+) -> dict[ConditionKey, Intervals]:
+    """The intervals of every dataset's conditions by the blocked bootstrap (BOOT-BLOCK).
+
+    Every dataset is planned before any is drawn (BOOT-MEMORY); ``progress(done, total)``
+    counts the blocks of all datasets together.
+    """
+    from prefixexec.kernel.bootstrap import design_intervals, designs, plan
+
+    found = []
+    for group in by_dataset.values():
+        found += designs(
+            {key: acc.tasks for key, acc in group.items()}, functools.partial(_task_sums, group), paired
+        )
+    try:  # every dataset planned first: a request that cannot fit is refused before any work
+        plans = [plan(d, settings.B, block, memory_limit=memory_limit) for d in found]
+    except BootstrapMemoryError as exc:
+        raise memory_error(exc, block is not None) from None
+    return design_intervals(found, plans, settings, progress, runner)
+
+
+def memory_error(exc: BootstrapMemoryError, block_given: bool) -> InputError:
+    """BOOT-MEMORY's one line: what does not fit, and the option to change."""
+    if block_given and exc.block_max >= 1:
+        return InputError("--bootstrap-block", f"{exc.what}; use --bootstrap-block {exc.block_max} or less")
+    if exc.B_max >= 1:
+        return InputError("--bootstrap", f"{exc.what}; use --bootstrap {exc.B_max} or less")
+    return InputError("--bootstrap", f"{exc.what}; score fewer tasks at once or use --bootstrap 0")
 
 
 def _pair(interval: Interval) -> list[float] | None:
@@ -265,7 +341,8 @@ def _comparison(
     diff_exact["PEC"] = [str(a - b) for a, b in zip(pec_a, pec_b, strict=True)]
     if r.replicates is not None and base.replicates is not None:
         ra, rb = _padded(r.replicates.PEC, K, 0.0), _padded(base.replicates.PEC, K, 0.0)
-        ci["PEC"] = [_pair(difference_interval(ra[:, k], rb[:, k], level)[0]) for k in range(K)]
+        # Every depth's differences in one call (each row's interval as difference_interval's).
+        ci["PEC"] = [_pair(i) for i in percentile_intervals_rows(np.ascontiguousarray((ra - rb).T), level)]
     entry: dict[str, Any] = {
         "dataset": dataset,
         "model": model,
@@ -355,6 +432,7 @@ def compare_conditions(
     level: float,
     match: str | None = None,
     adjust: str = "holm",
+    memory_limit: int | None = None,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """CMP-BASELINE: every condition against its baseline condition, on their shared tasks.
 
@@ -417,6 +495,7 @@ def compare_conditions(
             ra, rb = ConditionResult(k, ma), ConditionResult(b, mb)
         else:
             subs = {k: a_sub, b: b_sub}
+            _check_kept_replicates(settings, (a_sub.K, b_sub.K), memory_limit)
             reps = bootstrap_task_sums(
                 {k: shared, b: shared}, functools.partial(_task_sums, subs), settings, paired=True
             )
@@ -545,6 +624,24 @@ def adjust_p_values(comparisons: Sequence[dict[str, Any]], adjust: str) -> None:
         for c, v in zip(comparisons, adjusted(values), strict=True):
             if "p_value" in c:
                 c.setdefault("p_value_adjusted", {})[name] = v
+
+
+def _check_kept_replicates(
+    settings: BootstrapSettings, horizons: Sequence[int], memory_limit: int | None
+) -> None:
+    """BOOT-MEMORY for a comparison, which keeps every replicate of both sides (B x (5 + 2K)
+    doubles each, for their paired differences): refused in one line when they cannot fit."""
+    if memory_limit is None:
+        return
+    per_resample = sum(8 * (5 + 2 * K) for K in horizons) * 2  # the replicates and a difference
+    if per_resample * settings.B > memory_limit:
+        most = max(1, memory_limit // per_resample)
+        raise InputError(
+            "--bootstrap",
+            f"the paired replicates of {settings.B} resamples need about "
+            f"{per_resample * settings.B / 1e9:.1f} GB, "
+            f"more than the {memory_limit / 1e9:.1f} GB available; use --bootstrap {most} or less",
+        )
 
 
 def score_document(

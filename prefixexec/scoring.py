@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
@@ -75,10 +74,15 @@ def half_up(value: Fraction | float, digits: int) -> str:
     prints ``0.13`` (Python's ``format`` rounds the same ties to even: ``6.62``, ``0.12``). A
     value that rounds to zero prints without a sign (never ``-0.00``).
     """
-    exact_value = Fraction(value)
+    # floor(|n/d| 10^digits + 1/2) = (2 |n| 10^digits + d) // (2 d), in integers: the exact
+    # ratio of a float is as_integer_ratio() (Fraction arithmetic here was most of printing a
+    # table of 200,000 conditions, #27).
+    num, den = (
+        (value.numerator, value.denominator) if isinstance(value, Fraction) else value.as_integer_ratio()
+    )
     scale = 10**digits
-    units = math.floor(abs(exact_value) * scale + Fraction(1, 2))
-    sign = "-" if exact_value < 0 and units != 0 else ""
+    units = (2 * abs(num) * scale + den) // (2 * den)
+    sign = "-" if num < 0 and units != 0 else ""
     whole, part = divmod(units, scale)
     return f"{sign}{whole}.{part:0{digits}d}" if digits > 0 else f"{sign}{whole}"
 

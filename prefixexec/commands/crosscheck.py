@@ -141,8 +141,16 @@ def run(args: argparse.Namespace) -> int:
         theirs = read_their_csv(args.theirs, mapping, args.tolerance)
     if args.their_rollouts:
         theirs = attach_rollouts(theirs, read_their_rollouts_csv(args.their_rollouts, mapping))
+    from prefixexec.scale import available_memory
+
     rollouts = read_input(args)
-    results = evaluate(rollouts, settings_of(args), paired=not args.unpaired)
+    results = evaluate(  # intervals only, in bounded memory (BOOT-BLOCK, BOOT-MEMORY)
+        rollouts,
+        settings_of(args),
+        paired=not args.unpaired,
+        keep_replicates=False,
+        memory_limit=available_memory(),
+    )
     checks = crosscheck(theirs, results, rollouts)
     signature = str(signature_of(args))
     if args.json:

@@ -77,7 +77,11 @@ def evaluate_by_dataset(
     for name in sorted(datasets):
         if progress is not None:
             progress.step(f"scoring {name}")
-        results += evaluate(datasets[name], settings, paired=paired)
+        from prefixexec.scale import available_memory
+
+        results += evaluate(  # intervals only, in bounded memory (BOOT-BLOCK, BOOT-MEMORY)
+            datasets[name], settings, paired=paired, keep_replicates=False, memory_limit=available_memory()
+        )
     return sorted(results, key=lambda r: r.key)
 
 

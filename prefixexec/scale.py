@@ -1,0 +1,219 @@
+"""The bootstrap at scale: memory available, progress on a terminal, resample blocks on Dask.
+
+Spec: BOOT-MEMORY, BOOT-PROGRESS, DASK-BOOTSTRAP (spec/streaming.md).
+
+* :func:`available_memory`: what a bootstrap may plan with (BOOT-MEMORY): the memory the system
+  reports available, or less under an address-space limit.
+* :func:`bootstrap_progress`: a ``progress(done, total)`` that shows blocks done of blocks and
+  the time left through a status line (``tty_steps``'s ``step``; silent when piped).
+* :func:`dask_runner`: the kernel's group of replicates computed block by block on Dask workers.
+  A worker starts its block's rows in the generator's stream without drawing the rows before it
+  (BOOT-STREAM): the rejected outputs before each block are counted on the workers first, then
+  each block is drawn from its own positioned generator. The values are those of the local
+  engine, so the intervals are byte for byte the same.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import math
+import time
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from prefixexec.kernel.bootstrap import (
+    BootstrapSettings,
+    FloatArray,
+    GroupWork,
+    ProgressFn,
+    Runner,
+    default_block,
+    local_runner,
+    positioned_generator,
+    rejections,
+)
+
+if TYPE_CHECKING:
+    from distributed import Client
+
+    from prefixexec.kernel.accumulator import AccumulatorSet
+
+#: Dask tasks per worker the resamples are split into at least (when blocks are not set).
+TASKS_PER_WORKER = 4
+
+
+def available_memory() -> int | None:
+    """Bytes the bootstrap may plan with: ``MemAvailable`` of /proc/meminfo (Linux), or the
+    free pages the system reports, lowered to the address-space limit (``ulimit -v``) when one
+    is set; ``None`` when neither is known."""
+    found: int | None = None
+    try:
+        with open("/proc/meminfo", "rb") as f:
+            for line in f.read(1 << 16).decode("ascii", "replace").splitlines():
+                if line.startswith("MemAvailable:"):
+                    found = int(line.split()[1]) * 1024
+                    break
+    except (OSError, ValueError, IndexError):
+        found = None
+    if found is None:
+        try:
+            import os
+
+            found = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (AttributeError, OSError, ValueError):
+            found = None
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY:
+            found = soft if found is None else min(found, soft)
+    except (ImportError, OSError, ValueError):
+        pass
+    return found
+
+
+def _clock(seconds: float) -> str:
+    whole = max(0, round(seconds))
+    hours, rest = divmod(whole, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+
+
+def bootstrap_progress(
+    step: Callable[[str], None], clock: Callable[[], float] = time.monotonic, every: float = 0.2
+) -> ProgressFn:
+    """BOOT-PROGRESS: ``progress(done, total)`` showing ``bootstrap: block D/T, M:SS left`` through
+    ``step`` (the time left extrapolated from the blocks done so far), at most every ``every``
+    seconds and at the last block."""
+    start = clock()
+    shown = -math.inf
+
+    def progress(done: int, total: int) -> None:
+        nonlocal shown
+        now = clock()
+        if now - shown < every and done < total:
+            return
+        shown = now
+        left = (now - start) / done * (total - done) if done else 0.0
+        step(f"bootstrap: block {done}/{total}, {_clock(left)} left")
+
+    return progress
+
+
+# ---------------------------------------------------------------------------------------------
+# The options of a command
+
+
+@contextlib.contextmanager
+def engine_session(args: argparse.Namespace) -> Iterator[Client | None]:
+    """The Dask client of ``--engine dask`` for the whole command (input and bootstrap), else None."""
+    if (
+        getattr(args, "engine", "local") != "dask"
+        or getattr(args, "select", None)
+        or getattr(args, "rollouts", None)
+    ):
+        yield None
+        return
+    from prefixexec.adapters.records import STDIN
+
+    from .engine import STREAMING, dask_session, work_units
+
+    if args.adapter not in STREAMING or STDIN in args.files:
+        work_units(args.adapter, args.files)  # its one-line error, before a cluster is started
+    with dask_session(args.scheduler, args.workers or None) as client:
+        yield client
+
+
+def scaled(
+    args: argparse.Namespace, accumulators: AccumulatorSet, client: Client | None, step: Callable[[str], None]
+) -> dict[str, Any]:
+    """The blocked bootstrap's options of a command (BOOT-BLOCK, BOOT-MEMORY, BOOT-PROGRESS,
+    DASK-BOOTSTRAP): intervals only, ``--bootstrap-block``, the memory available, progress
+    through ``step``, and on Dask the blocks computed by the workers."""
+    options: dict[str, Any] = {
+        "keep_replicates": False,
+        "block": getattr(args, "bootstrap_block", None),
+        "memory_limit": available_memory(),
+        "progress": bootstrap_progress(step),
+    }
+    if client is not None and args.bootstrap:
+        options["runner"] = dask_runner(client)
+        if options["block"] is None:
+            tasks = max(
+                (len(set().union(*(acc.tasks for _, acc in group))) for group in _datasets(accumulators)),
+                default=1,
+            )
+            options["block"] = dask_block(client, tasks, args.bootstrap)
+    return options
+
+
+def _datasets(accumulators: AccumulatorSet) -> list[list[tuple[Any, Any]]]:
+    groups: dict[str, list[tuple[Any, Any]]] = {}
+    for key, acc in accumulators.items:
+        groups.setdefault(key.dataset, []).append((key, acc))
+    return list(groups.values())
+
+
+# ---------------------------------------------------------------------------------------------
+# Dask (DASK-BOOTSTRAP)
+
+
+def block_rejections(n_tasks: int, seed: int, start: int, stop: int) -> int:
+    """On a worker: outputs the generator rejects while drawing resample rows ``start:stop``."""
+    return rejections(n_tasks, seed, start * n_tasks, stop * n_tasks)
+
+
+def block_replicates(work: GroupWork, seed: int, start: int, rows: int, rejected: int) -> FloatArray:
+    """On a worker: the group's replicates of resample rows ``start:start + rows``, drawn from a
+    generator positioned at row ``start`` (``rejected``: outputs rejected before it)."""
+    rng = positioned_generator(work.n_tasks, seed, start * work.n_tasks, rejected)
+    return work.replicates(rng, rows, rows)
+
+
+def dask_block(client: Client, n_tasks: int, B: int) -> int:
+    """The default block for ``--engine dask``: :func:`default_block`, smaller when needed so
+    that there are at least :data:`TASKS_PER_WORKER` blocks per worker."""
+    workers = max(1, len(client.scheduler_info().get("workers", {})))
+    return max(1, min(default_block(n_tasks, B), -(-B // (TASKS_PER_WORKER * workers))))
+
+
+def dask_runner(client: Client) -> Runner:
+    """A kernel :data:`Runner` computing each block of a group on the workers of ``client``.
+
+    The rejection counts of a draw (one per block, summed into each block's start) are computed
+    once and reused by every group of the same draw.
+    """
+    from distributed import as_completed
+
+    starts_cache: dict[tuple[int, int, int, int], list[int]] = {}
+
+    def run(work: GroupWork, settings: BootstrapSettings, block: int, tick: Callable[[], None]) -> FloatArray:
+        n, B, seed = work.n_tasks, settings.B, settings.seed
+        if n > 2**32:  # the stream cannot be entered there (BOOT-STREAM): draw here
+            return local_runner(work, settings, block, tick)
+        starts = list(range(0, B, block))
+        key = (n, seed, B, block)
+        if key not in starts_cache:
+            counts = client.gather(  # type: ignore[no-untyped-call]  # distributed lacks annotations
+                [client.submit(block_rejections, n, seed, s, min(s + block, B), pure=False) for s in starts]
+            )
+            sums = np.concatenate([[0], np.cumsum(np.asarray(counts, dtype=np.int64))[:-1]])
+            starts_cache[key] = [int(x) for x in sums]
+        before = starts_cache[key]
+        [shared] = client.scatter([work], broadcast=True)  # type: ignore[no-untyped-call]  # distributed lacks annotations
+        futures = {
+            client.submit(block_replicates, shared, seed, s, min(block, B - s), before[i], pure=False): s
+            for i, s in enumerate(starts)
+        }
+        out = np.empty((work.rows, B), dtype=np.float64)
+        for future, values in as_completed(futures, with_results=True):  # type: ignore[no-untyped-call]  # distributed lacks annotations
+            s = futures[future]
+            out[:, s : s + values.shape[1]] = values
+            tick()
+        client.cancel([shared])  # type: ignore[no-untyped-call]  # distributed lacks annotations
+        return out
+
+    return run
