@@ -468,3 +468,25 @@ def test_pairs_of_itertools_match_triu_order() -> None:
     assert pair_signs(values).tolist() == [
         [int(np.sign(a - b)) for a, b in itertools.combinations([3, 1, 2], 2)]
     ]
+
+
+@pytest.mark.spec("LB-MEMORY")
+def test_a_resample_matrix_that_cannot_fit_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import prefixexec.scale
+
+    lines = [
+        json.dumps({"dataset": "d", "task_id": f"t{j}", "model": m, "method": "x", "trial": 0,
+                    "success": j % 2 == 0, "outcome": {"T": 2, "fed": 3}})
+        for j in range(1000) for m in ("a", "b")
+    ]  # fmt: skip
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    # 10,000 resamples x 1,000 tasks x 24 bytes = 240 MB; say only 100 MB are available
+    monkeypatch.setattr(prefixexec.scale, "available_memory", lambda: 100_000_000)
+    code = main(["leaderboard", str(path)])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert "use --bootstrap 4166 or less" in err  # 100e6 // (24 x 1000)
+    assert main(["leaderboard", "--bootstrap", "4166", str(path)]) == 0

@@ -125,8 +125,29 @@ class LeaderboardOptions:
 
 def resamples(n_tasks: int, settings: BootstrapSettings) -> IntArray:
     """The dataset's resample counts W (B x tasks), drawn as ``score`` draws them (BOOT-DRAW,
-    BOOT-PAIRED): the one place the leaderboard draws resamples."""
+    BOOT-PAIRED): the one place the leaderboard draws resamples.
+
+    The leaderboard keeps the whole matrix (every system's ranks are taken per resample): a
+    matrix that cannot fit in memory is refused before it is drawn, in one line (LB-MEMORY)."""
+    from prefixexec.adapters import InputError
+    from prefixexec.scale import available_memory
+
+    limit = available_memory()
+    need = _DRAW_BYTES * settings.B * max(n_tasks, 1)
+    if limit is not None and need > limit:
+        most = max(1, limit // (_DRAW_BYTES * max(n_tasks, 1)))
+        raise InputError(
+            "--bootstrap",
+            f"the leaderboard keeps all {settings.B} resamples of {n_tasks} tasks, about "
+            f"{need / 1e9:.1f} GB, more than the {limit / 1e9:.1f} GB available; use --bootstrap {most} "
+            "or less (score and compare draw in bounded blocks: BOOT-BLOCK)",
+        )
     return resample_counts(n_tasks, settings.B, settings.seed)
+
+
+#: Bytes per resample and task while the matrix is drawn: the index matrix, its offsets and the
+#: counts, int64 each (kernel.bootstrap.resample_counts).
+_DRAW_BYTES = 24
 
 
 @attrs.frozen(slots=True)
