@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, NoReturn, Protocol, cast
+from typing import TYPE_CHECKING, NoReturn, Protocol, TextIO, cast
 
 from prefixexec._version import __version__
 
@@ -294,7 +294,7 @@ def read_scored_input(args: argparse.Namespace) -> tuple[AccumulatorSet, list[Ro
     """
     patterns = getattr(args, "select", None)
     path = getattr(args, "rollouts", None)
-    if not patterns and path is None:
+    if not patterns and path is None and getattr(args, "_rollouts", None) is None:
         return read_accumulators(args), None
     from prefixexec.adapters import InputError
     from prefixexec.kernel.accumulator import AccumulatorSet
@@ -439,13 +439,17 @@ def read_input(args: argparse.Namespace) -> list[Rollout]:
     from prefixexec.adapters import ADAPTERS
 
     patterns = getattr(args, "select", None)
+    given = getattr(args, "_rollouts", None)  # rollouts the Python API read (API-SOURCES)
     options = adapter_options(args)
+    if given is not None and not patterns:
+        return list(given)
     if not patterns:
         return ADAPTERS[args.adapter].read(args.files, options)
     from prefixexec.selection import parse, select
 
     selection = parse(patterns)
-    return select(ADAPTERS[args.adapter].read(args.files, options), selection)
+    read = list(given) if given is not None else ADAPTERS[args.adapter].read(args.files, options)
+    return select(read, selection)
 
 
 #: Which adapters each adapter option affects; given with any other adapter it is an error
@@ -475,9 +479,16 @@ def check_option_effect(args: argparse.Namespace) -> None:
             raise InputError(flag, f"has no effect with --adapter {args.adapter}: {why}")
 
 
-def _write(text: str, output: str | None) -> None:
+def stdout(args: argparse.Namespace) -> TextIO:
+    """Where a command writes its result: standard output, or the stream the Python API gives
+    (``args._stdout``: the API reads the ``--json`` document from it, API-COMMANDS)."""
+    stream: TextIO | None = getattr(args, "_stdout", None)
+    return stream if stream is not None else sys.stdout
+
+
+def _write(text: str, output: str | None, args: argparse.Namespace | None = None) -> None:
     if output is None:
-        sys.stdout.write(text)
+        (sys.stdout if args is None else stdout(args)).write(text)
         return
     from pathlib import Path
 
@@ -504,7 +515,7 @@ def _score(args: argparse.Namespace) -> int:
     else:
         rows = [(r.key, r.metrics, table_intervals(r.intervals)) for r in results]
         text = format_table(rows, str(signature))
-    _write(text, args.output)
+    _write(text, args.output, args)
     write_rollout_rows(args, rollouts)
     return EXIT_OK
 
@@ -524,7 +535,7 @@ def _compare(args: argparse.Namespace) -> int:
         text = dumps({"signature": str(signature), "comparisons": comparisons, "skipped": skipped})
     else:
         text = format_comparisons(comparisons, skipped, str(signature))
-    _write(text, args.output)
+    _write(text, args.output, args)
     write_rollout_rows(args, rollouts)
     return EXIT_OK
 
@@ -539,8 +550,15 @@ def _adapters(args: argparse.Namespace) -> int:
 
 
 def resolve_adapter(args: argparse.Namespace) -> None:
-    """``--adapter auto``: the adapter detected from the input files, said on stderr (DETECT-ONE)."""
+    """``--adapter auto``: the adapter detected from the input files, said on stderr (DETECT-ONE).
+
+    A command that may read other inputs than rollouts (``sample``: benchmark task lists) sets
+    ``detect_in_command`` and calls this itself when it reads rollouts; rollouts given by the
+    Python API (``args._rollouts``) need no detection.
+    """
     if getattr(args, "adapter", None) != "auto" or not hasattr(args, "files"):
+        return
+    if getattr(args, "detect_in_command", False) or getattr(args, "_rollouts", None) is not None:
         return
     from prefixexec.adapters import InputError
     from prefixexec.adapters.detect import STDIN, resolve

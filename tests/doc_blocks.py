@@ -83,8 +83,35 @@ def _demo() -> str:
 
 
 def _sample_bfcl() -> str:
-    argv = ["sample", "--benchmark", "bfcl", "--per-category", "50", "--seed", "0", "--output", os.devnull]
-    return shell(argv, "stderr")
+    """``sample --benchmark bfcl`` into ``bfcl-200.json`` (in a temporary folder), what it says,
+    and the file's first lines."""
+    import shlex
+
+    from prefixexec.cli import main
+
+    argv = [
+        "sample",
+        "--benchmark",
+        "bfcl",
+        "--per-category",
+        "50",
+        "--seed",
+        "0",
+        "--output",
+        "bfcl-200.json",
+    ]
+    before = os.getcwd()
+    err = io.StringIO()
+    with tempfile.TemporaryDirectory() as tmp:
+        os.chdir(tmp)
+        try:
+            with contextlib.redirect_stderr(err):
+                assert main(argv) == 0
+            head = Path("bfcl-200.json").read_text(encoding="utf-8").splitlines()[:4]
+        finally:
+            os.chdir(before)
+    shown = " ".join(shlex.quote(a) for a in argv)
+    return f"```\n$ prefixexec {shown}\n{err.getvalue()}$ head -4 bfcl-200.json\n" + "\n".join(head) + "\n```"
 
 
 #: Block name -> what it holds now. The ``demo-table`` block runs the whole demo (~10 s).

@@ -160,7 +160,9 @@ def run(args: argparse.Namespace) -> int:
         with tty_status(args, f"prefixexec audit: {args.adapter}"):  # PROGRESS-TTY
             report = function(args.files, options)
     status = exit_status(report)
-    sys.stdout.write(dumps(report.to_json()) if args.json else report.render())
+    from prefixexec.cli import stdout
+
+    stdout(args).write(dumps(report.to_json()) if args.json else report.render())
     if function is not None and status == EXIT_NOTHING_CHECKED:
         sys.stderr.write("prefixexec: audit: nothing in this input could be checked (see the report)\n")
     return status

@@ -7,6 +7,7 @@ import json
 import sys
 
 from prefixexec.audit_table import audit, format_verdicts, read_table, verdict_json
+from prefixexec.cli import stdout
 
 NAME = "audit-table"
 
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     verdicts = audit(read_table(args.table), args.max_n)
     if args.json:
         doc = {"table": args.table, "rows": [verdict_json(v) for v in verdicts]}
-        sys.stdout.write(json.dumps(doc, indent=2, allow_nan=False, ensure_ascii=False) + "\n")
+        stdout(args).write(json.dumps(doc, indent=2, allow_nan=False, ensure_ascii=False) + "\n")
     else:
         sys.stdout.write(format_verdicts(verdicts))
     return 0 if all(v.consistent for v in verdicts) else 1

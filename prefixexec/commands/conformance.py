@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from prefixexec.adapters import InputError
-from prefixexec.cli import int_at_least
+from prefixexec.cli import int_at_least, stdout
 from prefixexec.conformance import (
     POINT_KEYS,
     check_vectors,
@@ -126,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
         progress=_progress if sys.stderr.isatty() and not args.quiet else None,
     )
     if args.json:
-        sys.stdout.write(json.dumps(results_json(results), indent=2, allow_nan=False) + "\n")
+        stdout(args).write(json.dumps(results_json(results), indent=2, allow_nan=False) + "\n")
     else:
         sys.stdout.write(format_results(results))
     return 0 if all(r.ok for r in results) else 1

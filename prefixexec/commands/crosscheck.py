@@ -9,7 +9,14 @@ from fractions import Fraction
 from pathlib import Path
 
 from prefixexec.adapters import InputError
-from prefixexec.cli import add_adapter_options, add_bootstrap_options, read_input, settings_of, signature_of
+from prefixexec.cli import (
+    add_adapter_options,
+    add_bootstrap_options,
+    read_input,
+    settings_of,
+    signature_of,
+    stdout,
+)
 from prefixexec.crosscheck import (
     CONDITION_COLUMNS,
     ROLLOUT_COLUMNS,
@@ -88,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     checks = crosscheck(theirs, results, rollouts)
     signature = str(signature_of(args))
     if args.json:
-        sys.stdout.write(json.dumps(checks_json(checks, signature), indent=2, allow_nan=False) + "\n")
+        stdout(args).write(json.dumps(checks_json(checks, signature), indent=2, allow_nan=False) + "\n")
     else:
         sys.stdout.write(format_checks(checks, signature))
     return 1 if any(c.differs for c in checks) else 0
