@@ -8,7 +8,7 @@ the results for the JSON document and the table.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -124,12 +124,16 @@ def _task_sums(
 
 
 def evaluate_accumulators(
-    accumulators: AccumulatorSet, settings: BootstrapSettings | None, paired: bool = True
+    accumulators: AccumulatorSet,
+    settings: BootstrapSettings | None,
+    paired: bool = True,
+    on_dataset: Callable[[], None] | None = None,
 ) -> list[ConditionResult]:
     """:func:`evaluate` from per-condition accumulators (STREAM-SCORE): the same results.
 
     Point estimates come from the accumulators' counts and the bootstrap from their per-task
-    sums, so the input never has to be held in memory.
+    sums, so the input never has to be held in memory. ``on_dataset`` is called after each
+    dataset's bootstrap (PROGRESS-COUNT).
     """
     accs = accumulators.as_dict()
     if settings is None:
@@ -151,6 +155,8 @@ def evaluate_accumulators(
             m = acc.metrics()
             ivs = intervals(reps[key], m.recovered, m.RR_eligible, settings.level)
             results[key] = ConditionResult(key, m, ivs, reps[key])
+        if on_dataset is not None:
+            on_dataset()
     return [results[key] for key in accs]
 
 
@@ -350,6 +356,7 @@ def compare_conditions(
     settings: BootstrapSettings | None,
     baseline: str,
     level: float,
+    on_comparison: Callable[[], None] | None = None,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """CMP-BASELINE: every condition against its baseline condition, on their shared tasks.
 
@@ -406,6 +413,8 @@ def compare_conditions(
         entry["tasks"] = len(acc.tasks)
         entry["baseline_tasks"] = len(accs[b].tasks)
         out.append(entry)
+        if on_comparison is not None:  # PROGRESS-COUNT
+            on_comparison()
     return out, skipped
 
 

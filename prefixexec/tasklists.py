@@ -212,9 +212,13 @@ def _task_list_node(path: str, module: ast.Module) -> ast.List:
     found = []
     for node in module.body:
         value = node.value if isinstance(node, ast.Assign | ast.AnnAssign) else None
-        if isinstance(value, ast.List) and value.elts and all(
-            isinstance(e, ast.Dict) or (isinstance(e, ast.Call) and getattr(e.func, "id", None) == "Task")
-            for e in value.elts
+        if (
+            isinstance(value, ast.List)
+            and value.elts
+            and all(
+                isinstance(e, ast.Dict) or (isinstance(e, ast.Call) and getattr(e.func, "id", None) == "Task")
+                for e in value.elts
+            )
         ):
             found.append(value)
     if len(found) != 1:

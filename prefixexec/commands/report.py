@@ -8,6 +8,7 @@ import sys
 from prefixexec.cli import (
     add_adapter_options,
     add_bootstrap_options,
+    add_quiet_option,
     add_rollouts_option,
     check_rollouts_path,
     int_at_least,
@@ -50,7 +51,7 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--max-depth", type=depth, metavar="K", help="deepest k drawn in the PEC figure")
     parser.add_argument("--eligible", action="store_true", help="also draw PEC_elig(k) as dashed lines")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    add_quiet_option(parser)
     parser.add_argument(
         "--no-bands", action="store_true", help="draw the curves without their interval bands"
     )

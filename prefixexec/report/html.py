@@ -273,7 +273,7 @@ def drill_down(report: Report) -> list[str]:
         "ok, the first failure (highlighted) and the ones after it (not counted).</p>",
         f'<div class="controls">{controls}<span id="drill-count"></span></div>',
         f'<table class="report drill" id="drill"><thead><tr>{head}</tr></thead>'
-        f'<tbody>{"".join(body)}</tbody></table>',
+        f"<tbody>{''.join(body)}</tbody></table>",
     ]
 
 
