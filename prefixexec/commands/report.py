@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import sys
+from typing import Any
 
 from prefixexec.cli import (
     add_adapter_options,
@@ -15,8 +15,9 @@ from prefixexec.cli import (
     read_input,
     settings_of,
     signature_of,
+    stdout,
 )
-from prefixexec.report.model import DEFAULT_CHECKPOINTS
+from prefixexec.report.model import DEFAULT_CHECKPOINTS, FIGURE_SIZES
 
 NAME = "report"
 
@@ -61,6 +62,20 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
         help="the labels figure shows shares of RR-Eligible instead of counts",
     )
     parser.add_argument(
+        "--panel",
+        choices=("dataset", "model"),
+        default="dataset",
+        help="one figure panel per dataset, the models of a dataset in it (default), or one per "
+        "dataset and model (REP-PANEL)",
+    )
+    parser.add_argument(
+        "--figure-size",
+        choices=FIGURE_SIZES,
+        default="double",
+        help="figure width: single (one column of a two-column paper, 3.4 in) or double (a page, "
+        "7 in; default); fonts are sized for print at that width (REP-FIG-SIZE)",
+    )
+    parser.add_argument(
         "--tex-compact",
         action="store_true",
         help="table.tex fits one column of a two-column paper (intervals on a second line)",
@@ -81,39 +96,53 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_rollouts_option(parser)
 
 
-def run(args: argparse.Namespace) -> int:
-    from prefixexec import rollouts as rollout_rows
-    from prefixexec.report import (
-        RENDER_STEPS,
-        Progress,
-        ReportOptions,
-        evaluate_by_dataset,
-        prepare_folder,
-        publish,
-    )
-    from prefixexec.selection import parse
+def options_of(args: argparse.Namespace, **fixed: object) -> Any:
+    """The :class:`ReportOptions` of the command line (``fixed``: the demo's title and note)."""
+    from prefixexec.report import ReportOptions
 
-    prepare_folder(args.out)
-    parse(args.select)  # a bad --select stops here, before anything is read
-    if args.rollouts is not None:
-        check_rollouts_path(args.rollouts)
-    progress = Progress(2 + RENDER_STEPS + 1, enabled=not args.quiet, label="prefixexec report")
-    progress.step("reading input")
-    rollouts = read_input(args)
-    datasets = len({r.condition.dataset for r in rollouts})
-    progress.total += datasets - 1
-    settings = settings_of(args)
-    results = evaluate_by_dataset(rollouts, settings, paired=not args.unpaired, progress=progress)
-    options = ReportOptions(
+    return ReportOptions(
         checkpoints=args.checkpoints,
         max_depth=args.max_depth,
         eligible=args.eligible,
         bands=not args.no_bands,
         label_shares=args.label_shares,
         tex_compact=args.tex_compact,
+        panel=args.panel,
+        figure_size=args.figure_size,
+        **fixed,  # type: ignore[arg-type]  # the demo's title and note: strings
     )
-    target, files = publish(args.out, rollouts, results, str(signature_of(args)), options, settings, progress)
+
+
+def render(args: argparse.Namespace, progress: Any) -> tuple[Any, dict[str, bytes]]:
+    """The report of the arguments' input, rendered in memory (the command and ``prefixexec.report()``)."""
+    from prefixexec.report import assemble, evaluate_by_dataset
+    from prefixexec.selection import parse
+
+    parse(args.select)  # a bad --select stops here, before anything is read
     if args.rollouts is not None:
-        rollout_rows.write(args.rollouts, rollout_rows.rows(rollouts))
-    sys.stdout.write(f"wrote {len(files)} files to {target}; open {target / 'report.html'}\n")
+        check_rollouts_path(args.rollouts)
+    progress.step("reading input")
+    rollouts = read_input(args)
+    datasets = len({r.condition.dataset for r in rollouts})
+    progress.total += datasets - 1
+    settings = settings_of(args)
+    results = evaluate_by_dataset(rollouts, settings, paired=not args.unpaired, progress=progress)
+    signature = str(signature_of(args))
+    report, files = assemble(rollouts, results, signature, options_of(args), settings, progress)
+    return report, files
+
+
+def run(args: argparse.Namespace) -> int:
+    from prefixexec import rollouts as rollout_rows
+    from prefixexec.report import RENDER_STEPS, Progress, prepare_folder, write_files
+
+    prepare_folder(args.out)
+    progress = Progress(2 + RENDER_STEPS + 1, enabled=not args.quiet, label="prefixexec report")
+    report, files = render(args, progress)
+    progress.step("writing files")
+    target = write_files(args.out, files)
+    progress.close()
+    if args.rollouts is not None:
+        rollout_rows.write(args.rollouts, rollout_rows.rows(report.rollouts))
+    stdout(args).write(f"wrote {len(files)} files to {target}; open {target / 'report.html'}\n")
     return 0

@@ -113,6 +113,21 @@ def render_files(
     return {name: files[name] for name in names}
 
 
+def assemble(
+    rollouts: Sequence[Rollout],
+    results: Sequence[ConditionResult],
+    signature: str,
+    options: ReportOptions,
+    settings: BootstrapSettings | None,
+    progress: Progress | None = None,
+    extra: Mapping[str, bytes] | None = None,
+) -> tuple[Report, dict[str, bytes]]:
+    """Build and render a report in memory (``report``, ``demo`` and ``prefixexec.report()``)."""
+    boot = None if settings is None else (settings.B, settings.seed, settings.level)
+    report = build_report(rollouts, results, signature, options, boot)
+    return report, render_files(report, progress, extra)
+
+
 def publish(
     out: str,
     rollouts: Sequence[Rollout],
@@ -124,9 +139,7 @@ def publish(
     extra: Mapping[str, bytes] | None = None,
 ) -> tuple[Path, dict[str, bytes]]:
     """Build, render and write a report folder: the last steps of ``report`` and ``demo``."""
-    boot = None if settings is None else (settings.B, settings.seed, settings.level)
-    report = build_report(rollouts, results, signature, options, boot)
-    files = render_files(report, progress, extra)
+    _, files = assemble(rollouts, results, signature, options, settings, progress, extra)
     progress.step("writing files")
     target = write_files(out, files)
     progress.close()
@@ -164,6 +177,7 @@ __all__ = [
     "Progress",
     "Report",
     "ReportOptions",
+    "assemble",
     "build_report",
     "evaluate_by_dataset",
     "prepare_folder",
