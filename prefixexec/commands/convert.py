@@ -142,6 +142,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="Parquet: rows per row group, the unit of work of 'score --engine dask' "
         f"(default {parquet.ROW_GROUP_ROWS})",
     )
+    parser.add_argument(
+        "--json", action="store_true", help="print what was written as JSON: output, format, rollouts"
+    )
     add_quiet_option(parser)
 
 
@@ -181,6 +184,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         count = write_text(batches, args.output, fmt)
     write_rollout_rows(args, rollouts)
+    if args.json:  # CONVERT-JSON
+        from prefixexec.cli import stdout
+        from prefixexec.scoring import dumps
+
+        stdout(args).write(dumps({"output": args.output, "format": fmt, "rollouts": count}))
     if not args.quiet:
         sys.stderr.write(f"prefixexec: wrote {count} rollouts to {args.output}\n")
     return 0

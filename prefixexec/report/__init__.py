@@ -185,3 +185,8 @@ __all__ = [
     "render_files",
     "write_files",
 ]
+
+
+from prefixexec._callable import make_callable  # noqa: E402  # API-COMMANDS: prefixexec.report(...) runs the command
+
+make_callable(__name__)
