@@ -151,8 +151,7 @@ def _handler(command: str) -> Any:
     builtin = {"score": cli._score, "compare": cli._compare, "adapters": cli._adapters}
     if command in builtin:
         return builtin[command]
-    (module,) = [m for m in cli._plugin_commands(command) if m.NAME == command]
-    return module.run
+    return _command_module(command).run
 
 
 def _document(command: str, text: str) -> Any:
@@ -399,36 +398,45 @@ class ReportResult:
         return importlib.import_module("pandas").DataFrame(self.rows(table))
 
     def _repr_html_(self) -> str:
-        """The page's tables and figures, without its drill-down (API-DISPLAY)."""
-        from prefixexec.report.html import notebook_html
+        """The report's own page (``report.html``, self-contained) in a frame (API-DISPLAY)."""
+        from html import escape
 
-        return notebook_html(self.model, self.files)
+        page = self.files["report.html"].decode("utf-8")
+        return (
+            f'<iframe title="prefixexec report" srcdoc="{escape(page, quote=True)}" '
+            'style="width: 100%; height: 40em; border: 1px solid #ddd;"></iframe>'
+        )
 
     def __repr__(self) -> str:
         where = f"written to {self.folder}" if self.folder else "in memory"
         return f"ReportResult({len(self.model.rows)} conditions, {len(self.files)} files, {where})"
 
 
-def _report(name: str, render: Any, steps: int, args: argparse.Namespace, out: str | None) -> ReportResult:
+def _command_module(name: str) -> Any:
+    """The module of command ``name``, found as the command line finds it (by its ``NAME``)."""
+    from prefixexec.cli import _plugin_commands
+
+    (module,) = [m for m in _plugin_commands(name) if m.NAME == name]
+    return module
+
+
+def _report(name: str, args: argparse.Namespace, out: str | None) -> ReportResult:
+    """Run ``report`` or ``demo``'s rendering in memory (the command module's ``render`` and
+    ``steps``), writing the folder when ``out`` is given."""
     from prefixexec.adapters.limits import EXIT_SIGINT, EXIT_SIGTERM, guarded
     from prefixexec.cli import resolve_adapter
-    from prefixexec.report import Progress, prepare_folder, write_files
+    from prefixexec.report.progress import Progress
 
+    command = _command_module(name)
     args.quiet = True
     args.out = out
     resolve_adapter(args)
     built: list[tuple[Any, dict[str, bytes]]] = []
 
     def handler(a: argparse.Namespace) -> int:
+        built.append(command.render(a, Progress(command.steps(), enabled=False, label=f"prefixexec {name}")))
         if out is not None:
-            prepare_folder(out)
-        built.append(render(a, Progress(steps, enabled=False, label=f"prefixexec {name}")))
-        if out is not None:
-            write_files(out, built[0][1])
-            if getattr(a, "rollouts", None) is not None:
-                from prefixexec import rollouts
-
-                rollouts.write(a.rollouts, rollouts.rows(built[0][0].rollouts))
+            command.write(a, out, *built[0])
         return 0
 
     if guarded(handler, args) in (EXIT_SIGINT, EXIT_SIGTERM):
@@ -440,17 +448,11 @@ def _report(name: str, render: Any, steps: int, args: argparse.Namespace, out: s
 def report(source: object, *, out: str | os.PathLike[str] | None = None, **options: object) -> ReportResult:
     """``prefixexec report FILE... --out DIR``: the report in memory, written to ``out`` when
     given; its options (``checkpoints``, ``panel``, ``figure_size``, ...) as keywords."""
-    from prefixexec.commands import report as command
-    from prefixexec.report import RENDER_STEPS
-
     args = arguments("report", source, None, out="-", **options)
-    folder = None if out is None else os.fspath(out)
-    return _report("report", command.render, 2 + RENDER_STEPS + 1, args, folder)
+    return _report("report", args, None if out is None else os.fspath(out))
 
 
 def demo(*, out: str | os.PathLike[str] | None = None, **options: object) -> ReportResult:
     """``prefixexec demo --out DIR``: BFCL gold and simulated agents (needs bfcl-eval)."""
-    from prefixexec.commands import demo as command
-
     args = arguments("demo", None, None, out="-", **options)
-    return _report("demo", command.render, command.steps(), args, None if out is None else os.fspath(out))
+    return _report("demo", args, None if out is None else os.fspath(out))

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import sys
 from pathlib import Path
@@ -142,8 +143,12 @@ def test_report_in_memory_is_the_folder_the_command_writes(
     assert report.summary["conditions"][0]["method"] == "dual-loop"
     for name in ("pec", "pec_elig", "labels"):
         assert isinstance(report.figure(name), matplotlib.figure.Figure)
-    page = report._repr_html_()
-    assert "<table" in page and "data:image/png;base64," in page and "<script" not in page
+    shown = report._repr_html_()  # the report's own page, in a frame
+    assert shown.startswith('<iframe title="prefixexec report" srcdoc="') and "<script" not in shown
+    assert (
+        html.unescape(shown.split('srcdoc="', 1)[1].split('" style=', 1)[0])
+        == report.files["report.html"].decode()
+    )
     with pytest.raises(ValueError, match="'panel' must be one of 'dataset', 'model'"):
         prefixexec.report(DEMO, panel="method")
     assert list(report.to_pandas()["method"]) == ["dual-loop", "react"]

@@ -62,14 +62,22 @@ def steps() -> int:
     return 1 + (1 + len(demo.AGENTS)) + 1 + RENDER_STEPS + 1
 
 
+def write(args: argparse.Namespace, out: str, report: Any, files: dict[str, bytes]) -> Any:
+    """Write the rendered folder; returns it."""
+    from prefixexec.report import prepare_folder, write_files
+
+    prepare_folder(out)
+    return write_files(out, files)
+
+
 def run(args: argparse.Namespace) -> int:
-    from prefixexec.report import Progress, prepare_folder, write_files
+    from prefixexec.report import Progress, prepare_folder
 
     prepare_folder(args.out)
     progress = Progress(steps(), enabled=not args.quiet, label="prefixexec demo")
-    _, files = render(args, progress)
+    report, files = render(args, progress)
     progress.step("writing files")
-    target = write_files(args.out, files)
+    target = write(args, args.out, report, files)
     progress.close()
     out = stdout(args)
     out.write(files["table.md"].decode("utf-8"))

@@ -132,17 +132,33 @@ def render(args: argparse.Namespace, progress: Any) -> tuple[Any, dict[str, byte
     return report, files
 
 
-def run(args: argparse.Namespace) -> int:
-    from prefixexec import rollouts as rollout_rows
-    from prefixexec.report import RENDER_STEPS, Progress, prepare_folder, write_files
+def steps() -> int:
+    """The steps the report announces to its progress bar (more with more datasets)."""
+    from prefixexec.report import RENDER_STEPS
 
-    prepare_folder(args.out)
-    progress = Progress(2 + RENDER_STEPS + 1, enabled=not args.quiet, label="prefixexec report")
-    report, files = render(args, progress)
-    progress.step("writing files")
-    target = write_files(args.out, files)
-    progress.close()
+    return 2 + RENDER_STEPS + 1
+
+
+def write(args: argparse.Namespace, out: str, report: Any, files: dict[str, bytes]) -> Any:
+    """Write the rendered folder, and ``--rollouts`` when given; returns the folder."""
+    from prefixexec import rollouts as rollout_rows
+    from prefixexec.report import prepare_folder, write_files
+
+    prepare_folder(out)
+    target = write_files(out, files)
     if args.rollouts is not None:
         rollout_rows.write(args.rollouts, rollout_rows.rows(report.rollouts))
+    return target
+
+
+def run(args: argparse.Namespace) -> int:
+    from prefixexec.report import Progress, prepare_folder
+
+    prepare_folder(args.out)
+    progress = Progress(steps(), enabled=not args.quiet, label="prefixexec report")
+    report, files = render(args, progress)
+    progress.step("writing files")
+    target = write(args, args.out, report, files)
+    progress.close()
     stdout(args).write(f"wrote {len(files)} files to {target}; open {target / 'report.html'}\n")
     return 0

@@ -332,19 +332,3 @@ def report_html(report: Report, figures: Mapping[str, bytes], files: Sequence[st
     out.append("</body></html>")
     return "\n".join(out) + "\n"
 
-
-def notebook_html(report: Report, files: Mapping[str, bytes]) -> str:
-    """The page's tables and figures for a notebook (API-DISPLAY): the note, each block's main
-    table, the PEC and labels figures, and the signature; no script, no drill-down."""
-    from .model import main_table
-
-    out = ['<div class="prefixexec-report">']
-    if report.options.note:
-        out.append(f"<p><b>{escape(report.options.note)}</b></p>")
-    for index, block in enumerate(report.blocks):
-        out.append(_table(main_table(block, report), f"nb-main-{index}"))
-    for name, alt in (("pec.png", "PEC curves"), ("labels.png", "first-failure labels")):
-        if name in files:
-            out.append(_figure(files[name], f"nb-{name[:-4]}", alt))
-    out.append(f"<p><code>{escape(report.signature)}</code></p></div>")
-    return "\n".join(out)
