@@ -114,6 +114,22 @@ def _sample_bfcl() -> str:
     return f"```\n$ prefixexec {shown}\n{err.getvalue()}$ head -4 bfcl-200.json\n" + "\n".join(head) + "\n```"
 
 
+def _usage_error() -> str:
+    """A mistyped option: what ``prefixexec explain runs.jsonl --quite`` prints (CLI-USAGE)."""
+    import shlex
+
+    from prefixexec.cli import main
+
+    argv = ["explain", "runs.jsonl", "--quite"]
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        try:
+            main(argv)
+        except SystemExit as exc:
+            assert exc.code == 2
+    return f"```\n$ prefixexec {' '.join(shlex.quote(a) for a in argv)}\n{err.getvalue()}```"
+
+
 #: Block name -> what it holds now. The ``demo-table`` block runs the whole demo (~10 s).
 GENERATORS: dict[str, Callable[[], str]] = {
     "score-records": lambda: shell(["score", "--bootstrap", "0", "examples/demo.jsonl"]),
@@ -121,6 +137,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "explain-taubench": lambda: shell(["explain", TAU, "--task", "20", "--trial", "1"]),
     "adapters": lambda: shell(["adapters"]),
     "sample-bfcl": _sample_bfcl,
+    "usage-error": _usage_error,
     "demo-table": _demo,
 }
 
