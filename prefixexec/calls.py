@@ -437,6 +437,10 @@ def _report(name: str, args: argparse.Namespace, out: str | None) -> ReportResul
         built.append(command.render(a, Progress(command.steps(), enabled=False, label=f"prefixexec {name}")))
         if out is not None:
             command.write(a, out, *built[0])
+        elif getattr(a, "rollouts", None) is not None:  # --rollouts is written without a folder too
+            from prefixexec import rollouts
+
+            rollouts.write(a.rollouts, rollouts.rows(built[0][0].rollouts))
         return 0
 
     if guarded(handler, args) in (EXIT_SIGINT, EXIT_SIGTERM):

@@ -149,6 +149,8 @@ def test_report_in_memory_is_the_folder_the_command_writes(
         html.unescape(shown.split('srcdoc="', 1)[1].split('" style=', 1)[0])
         == report.files["report.html"].decode()
     )
+    in_memory = prefixexec.report(DEMO, bootstrap=0, rollouts=tmp_path / "rows.jsonl")
+    assert in_memory.folder is None and len((tmp_path / "rows.jsonl").read_text().splitlines()) == 8
     with pytest.raises(ValueError, match="'panel' must be one of 'dataset', 'model'"):
         prefixexec.report(DEMO, panel="method")
     assert list(report.to_pandas()["method"]) == ["dual-loop", "react"]
