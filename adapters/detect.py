@@ -186,8 +186,33 @@ def _list_document(text: str) -> Detection | None:
     return None
 
 
-def detect_text(name: str, text: str) -> Detection:
-    """DETECT-LINES, DETECT-JSON: the adapter of a text input from its beginning."""
+def _syntax_error(body: str, complete: bool) -> str | None:
+    """DETECT-NOT-JSON: where ``body`` stops being JSON, or ``None`` when it is JSON or may be the
+    cut-off head of a longer document (an error at its very end, unless ``complete``)."""
+    try:
+        json.loads(body)
+    except json.JSONDecodeError as exc:
+        if complete or exc.pos < len(body.rstrip()):
+            return f"{exc.msg} at line {exc.lineno}, column {exc.colno}"
+    except (ValueError, RecursionError):  # HOSTILE-DEPTH: too deep to tell
+        return None
+    return None
+
+
+def _not_json(name: str, body: str, complete: bool) -> None:
+    """Refuse text that starts like JSON but is not JSON, without calling it JSON (DETECT-NOT-JSON)."""
+    error = _syntax_error(body, complete)
+    if error is not None:
+        raise InputError(
+            name,
+            f"is not valid JSON ({error}), nor JSON lines, Parquet or an .eval log: no adapter reads it "
+            "('prefixexec adapters' lists the formats)",
+        )
+
+
+def detect_text(name: str, text: str, complete: bool = False) -> Detection:
+    """DETECT-LINES, DETECT-JSON: the adapter of a text input from its beginning (``complete``:
+    ``text`` is the whole input, not its head)."""
     body = text.lstrip("\ufeff \t\r\n")
     if not body:
         return Detection(EMPTY, "empty: takes the format of the other inputs (records when all are empty)")
@@ -196,6 +221,7 @@ def detect_text(name: str, text: str) -> Detection:
         found = _list_document(body)
         if found is not None:
             return found
+        _not_json(name, body, complete)
         raise InputError(
             name, "is a JSON list, but not of tau-bench results (no 'task_id' and 'reward'); choose --adapter"
         )
@@ -220,6 +246,7 @@ def detect_text(name: str, text: str) -> Detection:
         found = _document_object(set(_top_level_keys(body)))
     if found is not None:
         return found
+    _not_json(name, body, complete)
     raise InputError(
         name,
         "is JSON, but of no format an adapter reads (records have 'outcome' or 'actions', chat lines "
@@ -283,7 +310,7 @@ def detect(path: str) -> Detection:
                 path, "is neither text nor a Parquet, ZIP (.eval) file: cannot tell its format"
             ) from None
         text = head[: exc.start].decode("utf-8")
-    return detect_text(path, text)
+    return detect_text(path, text, complete=len(head) < HEAD_BYTES)
 
 
 def _gzip_traces(path: str, head: bytes) -> Detection | None:
@@ -359,7 +386,7 @@ def detect_stdin() -> Detection:
     if not whole and first.strip() and first.lstrip()[:1] in "[{":
         text = first + limits.read_stdin_document(stream)  # a JSON document over several lines: read whole
     sys.stdin = cast(TextIO, _Prefixed(text, stream))
-    return detect_text("<stdin>", text)
+    return detect_text("<stdin>", text, complete=not whole)
 
 
 def resolve(paths: Sequence[str]) -> tuple[str, list[tuple[str, Detection]]]:

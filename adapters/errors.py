@@ -6,10 +6,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 
-class InputError(Exception):
+class InputError(ValueError):
     """Bad input: the message names the place (``FILE:LINE`` or file and record) and the fault.
 
-    The command line prints the message, writes no output and exits with status 2.
+    The command line prints the message, writes no output and exits with status 2; in Python it
+    is a ``ValueError`` (API-ERRORS), so ``except ValueError`` catches bad input as it catches
+    bad arguments.
     """
 
     def __init__(self, where: str, what: str) -> None:

@@ -187,7 +187,7 @@ def record_to_rollout(record: Mapping[str, Any]) -> Rollout:
         verdicts: list[RecordedVerdict] = []
         calls: list[Action] = []
         for index, action in enumerate(record["actions"]):
-            if action["executable"] and ("label" in action or "reason" in action):
+            if action["executable"] and (action.get("label") is not None or "reason" in action):
                 raise ValueError(f"actions[{index}]: label/reason given for an executable action")
             verdicts.append(
                 RecordedVerdict(action["executable"], _labels(action.get("label")), action.get("reason"))
@@ -324,7 +324,7 @@ def _record_decoder(datasets: Names, models: Names, methods: Names, tasks: Names
     Horizon = Annotated[int, Meta(ge=1, le=MAX_HORIZON)]  # HOSTILE-HORIZON
     Depth = Annotated[int, Meta(ge=1, le=MAX_HORIZON + 1)]
     LabelName = Literal["schema", "dependency", "precondition", "state_consistency", "information"]
-    Labels = LabelName | Annotated[list[LabelName], Meta(min_length=1)]
+    Labels = LabelName | Annotated[list[LabelName], Meta(min_length=1)] | None  # null: no label
     Amount = Annotated[int, Meta(ge=0)] | Annotated[float, Meta(ge=0)]
 
     def name(known: Names) -> Any:
@@ -653,14 +653,14 @@ _REASON = operator.attrgetter("reason")
 def _label_codes(outcomes: list[Any], unset: Any) -> IntArray:
     """Kernel label codes (-1 for none) of the outcomes' label fields: a name, a list of names
     or unset."""
-    lookup = {**_LABEL_RANK, unset: NO_LABEL_CODE}
+    lookup = {**_LABEL_RANK, unset: NO_LABEL_CODE, None: NO_LABEL_CODE}
     try:
         codes = map(lookup.__getitem__, map(_LABEL, outcomes))
         return np.fromiter(codes, dtype=np.int64, count=len(outcomes))
     except TypeError:  # a list of names
         labels = list(map(_LABEL, outcomes))
         return np.array(
-            [lookup[x] if x.__class__ is str or x is unset else _label_code(x) for x in labels],
+            [lookup[x] if x.__class__ is str or x is unset or x is None else _label_code(x) for x in labels],
             dtype=np.int64,
         )
 
@@ -810,7 +810,7 @@ def _mixed_columns(
                 return None
             T.append(o.T)
             fed.append(o.fed)
-            label.append(NO_LABEL_CODE if o.label is unset else _label_code(o.label))
+            label.append(NO_LABEL_CODE if o.label is unset or o.label is None else _label_code(o.label))
             reason.append(o.reason is not unset)
             continue
         if actions is unset:
@@ -825,11 +825,11 @@ def _mixed_columns(
         code = NO_LABEL_CODE
         for k, a in enumerate(actions, start=1):
             if a.executable:
-                if a.label is not unset or a.reason is not unset:
+                if (a.label is not unset and a.label is not None) or a.reason is not unset:
                     return None
             elif not first:
                 first = k
-                if a.label is not unset:
+                if a.label is not unset and a.label is not None:
                     code = _label_code(a.label)
         T.append(len(actions))
         fed.append(first or len(actions) + 1)

@@ -12,6 +12,7 @@ checks and label families (CHAT-TOOLS, CHAT-LABELS).
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import re
 import sys
@@ -32,6 +33,8 @@ from .chat.semantics import _excerpt as _chat_excerpt
 from .errors import InputError
 from .inputs import open_binary, reading
 from .labels import NO_RULES, LabelRules, family_labels
+from .regex import Pattern
+from .text import printable
 
 if TYPE_CHECKING:
     from . import AdapterOptions
@@ -128,7 +131,7 @@ class TraceOptions:
     threshold: float | None = None
     model: str | None = None
     method: str | None = None
-    error_pattern: re.Pattern[str] | None = None
+    error_pattern: Pattern | None = None
     label_rules: LabelRules = attrs.field(default=NO_RULES, eq=False)
 
     @property
@@ -210,7 +213,7 @@ def input_lines(path: str, expected: str) -> Iterator[tuple[str, bytes]]:
                 yield f"<stdin>:{number}", text.encode("utf-8", "surrogatepass")
         return
     with reading(path, expected), open_binary(path, expected) as raw:  # HOSTILE-PSEUDO, HOSTILE-READ
-        compressed = raw.peek(2)[:2] == GZIP_MAGIC  # peek: a pipe the shell opened cannot seek
+        compressed = cast(io.BufferedReader, raw).peek(2)[:2] == GZIP_MAGIC  # a shell's pipe cannot seek
         stream = cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb") if compressed else raw)
         try:
             for number, line in _binary_lines(stream, path):
@@ -284,18 +287,15 @@ class TraceTask:
     calls: tuple[TraceCall, ...]
     #: The tools the trace says were offered (``None``: the trace does not say).
     tools: Mapping[str, ChatTool] | None = attrs.field(eq=False)
-    error_pattern: re.Pattern[str] | None = None
+    error_pattern: Pattern | None = None
     label_rules: LabelRules = attrs.field(default=NO_RULES, eq=False)
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def _excerpt(text: str) -> str:
     """A text of the trace as quoted in a reason: white space runs as one space, cut to the chat
-    excerpt's length, and any other control character written as ``\\xNN`` (a tool's error must
-    not reach the terminal as an escape sequence)."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", _chat_excerpt(text))
+    excerpt's length, and any other control character escaped (HOSTILE-CONTROL: a tool's error
+    must not reach the terminal as an escape sequence)."""
+    return printable(_chat_excerpt(text))
 
 
 def trace_labels(text: str, arguments: object, rules: LabelRules) -> tuple[Label, ...]:

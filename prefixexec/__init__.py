@@ -59,6 +59,15 @@ if TYPE_CHECKING:
         success,
         ter,
     )
+    from prefixexec.calls import (
+        ReportResult,
+        Result,
+        audit,
+        command_options,
+        compare,
+        convert,
+        sample,
+    )
     from prefixexec.kernel import (
         LABEL_KEYS,
         LABEL_ORDER,
@@ -166,8 +175,24 @@ _API_NAMES = frozenset(
 )
 
 
+#: One function per command (prefixexec/calls.py, API-COMMANDS), with its result types.
+_CALL_NAMES = frozenset(
+    ("Result", "ReportResult", "audit", "command_options", "compare", "convert", "sample")
+)
+#: Commands whose name is also a module of this package: the module is callable (prefixexec/_callable.py).
+_MODULE_COMMANDS = frozenset(("audit_table", "conformance", "crosscheck", "demo", "explain", "report"))
+
+
 def __getattr__(name: str) -> Any:
     """The kernel and adapter-side names, imported when first asked for (PEP 562)."""
+    if name in _CALL_NAMES:
+        import prefixexec.calls as calls
+
+        return getattr(calls, name)
+    if name in _MODULE_COMMANDS:
+        import importlib
+
+        return importlib.import_module(f"prefixexec.{name}")
     if name in _API_NAMES:
         import prefixexec.api as api
 
@@ -211,6 +236,8 @@ __all__ = [
     "Outcome",
     "PrefixMonitor",
     "Rejected",
+    "ReportResult",
+    "Result",
     "Rollout",
     "Scores",
     "Semantics",
@@ -219,9 +246,18 @@ __all__ = [
     "__version__",
     "auc_pec",
     "auc_pec_area",
+    "audit",
+    "audit_table",
     "bootstrap",
+    "command_options",
+    "compare",
     "compute_metrics",
+    "conformance",
+    "convert",
+    "crosscheck",
     "decomposition",
+    "demo",
+    "explain",
     "first_error_depth",
     "group_by_condition",
     "label_counts",
@@ -239,8 +275,10 @@ __all__ = [
     "read_records",
     "recovered",
     "replay",
+    "report",
     "rr",
     "rr_eligible",
+    "sample",
     "score",
     "success",
     "ter",

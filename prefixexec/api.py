@@ -432,21 +432,61 @@ def _is_frame(source: object) -> bool:
     return module in ("pandas", "polars") and hasattr(source, "columns")
 
 
+#: Columns a data frame of outcomes may leave out: no label, trial 0 (API-SOURCES).
+OPTIONAL_COLUMNS = ("label", "trial")
+
+
+def _success_value(value: object, row: int, name: str) -> bool:
+    """A frame's ``success`` cell as a boolean: ``True``/``False`` or 0/1 of any numeric type."""
+    from prefixexec.adapters.errors import InputError
+
+    item = getattr(value, "item", None)
+    plain = item() if callable(item) else value
+    if isinstance(plain, bool):
+        return plain
+    if isinstance(plain, int | float) and plain in (0, 1):
+        return bool(plain)
+    raise InputError(f"{name} row {row}", f"'success' must be a boolean or 0/1, got {plain!r}")
+
+
 def _frame_records(frame: Any) -> list[dict[str, Any]]:
-    """The rows of an outcome table (PARQUET-FORMAT's columns) as records with an outcome."""
+    """The rows of a pandas or polars DataFrame of outcomes as records (:func:`_table_records`)."""
+    columns = [str(c) for c in frame.columns]
+    rows = frame.to_dicts() if hasattr(frame, "to_dicts") else frame.to_dict("records")
+    return _table_records(rows, columns, "DataFrame")
+
+
+def _outcome_rows(items: Sequence[Mapping[str, Any]]) -> bool:
+    """Dicts that are rows of an outcome table (``T`` and ``fed`` at the top, as
+    ``DataFrame.to_dict("records")`` gives them), not records (API-SOURCES)."""
+    return all("T" in i and "fed" in i and "outcome" not in i and "actions" not in i for i in items)
+
+
+def records_of(items: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Record dicts as they are, or rows of an outcome table as records (API-SOURCES)."""
+    if items and _outcome_rows(items):
+        columns = list(dict.fromkeys(k for i in items for k in i))
+        return list(_table_records(list(items), columns, "<rows>"))
+    return list(items)
+
+
+def _table_records(
+    rows: Sequence[Mapping[str, Any]], columns: Sequence[str], name: str
+) -> list[dict[str, Any]]:
+    """The rows of an outcome table (PARQUET-FORMAT's columns; ``label`` and ``trial`` may be
+    left out) as records with an outcome; ``success`` may be 0/1, a missing label is NaN, None
+    or null (API-SOURCES)."""
     from prefixexec.adapters.errors import InputError
     from prefixexec.adapters.parquet import COLUMNS
 
-    columns = [str(c) for c in frame.columns]
-    missing = [c for c in COLUMNS if c not in columns]
+    missing = [c for c in COLUMNS if c not in columns and c not in OPTIONAL_COLUMNS]
     if missing:
         raise InputError(
-            "DataFrame", f"missing column(s) {', '.join(missing)} (an outcome table has {', '.join(COLUMNS)})"
+            name, f"missing column(s) {', '.join(missing)} (an outcome table has {', '.join(COLUMNS)})"
         )
-    rows = frame.to_dicts() if hasattr(frame, "to_dicts") else frame.to_dict("records")
     out = []
-    for row in rows:
-        label = row["label"]
+    for index, row in enumerate(rows):
+        label = row.get("label")
         if label is not None and not isinstance(label, str):  # pandas: NaN / None for a missing label
             label = None if label != label else label
         outcome: dict[str, Any] = {"T": row["T"], "fed": row["fed"]}
@@ -458,8 +498,8 @@ def _frame_records(frame: Any) -> list[dict[str, Any]]:
                 "model": row["model"],
                 "method": row["method"],
                 "task_id": str(row["task_id"]),
-                "trial": row["trial"],
-                "success": row["success"],
+                "trial": row.get("trial", 0),
+                "success": _success_value(row["success"], index, name),
                 "outcome": outcome,
             }
         )
@@ -486,9 +526,10 @@ def _interval(pair: tuple[float, float] | None) -> Interval | None:
 class Condition:
     """One condition's scores: exact values (``Fraction``/``int``) and their intervals.
 
-    ``ci`` maps TER, AUC_PEC, mean_FED, success, RR_wilson and RR_bootstrap to an
-    :class:`Interval` (``None`` where undefined or with ``bootstrap=0``), ``PEC_ci`` and
-    ``PEC_elig_ci`` give one per depth.
+    ``ci`` maps TER, AUC_PEC, mean_FED, success and RR to an :class:`Interval` (``None`` where
+    undefined or with ``bootstrap=0``): RR's is the Wilson interval, as the table prints it;
+    ``RR_wilson`` is the same interval and ``RR_bootstrap`` the percentile bootstrap one (OUT-CI).
+    ``PEC_ci`` and ``PEC_elig_ci`` give one per depth.
     """
 
     dataset: str
@@ -515,7 +556,7 @@ class Condition:
     def of(cls, result: ConditionResult) -> Condition:
         m, key, ivs = result.metrics, result.key, result.intervals
         ci: dict[str, Interval | None] = dict.fromkeys(
-            ("TER", "AUC_PEC", "mean_FED", "success", "RR_wilson", "RR_bootstrap")
+            ("TER", "AUC_PEC", "mean_FED", "success", "RR", "RR_wilson", "RR_bootstrap")
         )
         pec_ci: tuple[Interval | None, ...] = (None,) * len(m.PEC)
         elig_ci: tuple[Interval | None, ...] = (None,) * len(m.PEC_elig)
@@ -523,7 +564,7 @@ class Condition:
             for name in ("TER", "AUC_PEC", "mean_FED", "success"):
                 ci[name] = _interval(ivs.scalars[name])
             ci["RR_bootstrap"] = _interval(ivs.scalars["RR"])
-            ci["RR_wilson"] = _interval(ivs.RR_wilson)
+            ci["RR_wilson"] = ci["RR"] = _interval(ivs.RR_wilson)
             pec_ci = tuple(_interval(i) for i in ivs.PEC)
             elig_ci = tuple(_interval(i) for i in ivs.PEC_elig)
         return cls(
@@ -581,7 +622,14 @@ class Scores:
 
     def rows(self, table: str = "conditions") -> list[dict[str, Any]]:
         """API-TABLES: ``"conditions"``: one row per condition (floats, with ``_low``/``_high``
-        interval ends and ``_exact`` strings); ``"pec"``: one row per condition and depth k."""
+        interval ends and ``_exact`` strings); ``"pec"``: one row per condition and depth k;
+        ``"rollouts"``: one row per rollout (OUT-ROLLOUTS, ``failing`` spread over
+        ``failing.position``, ``failing.tool``, ...)."""
+        if table == "rollouts":
+            from prefixexec.notebook import flatten
+            from prefixexec.rollouts import rows as rollout_rows
+
+            return [flatten(r) for r in rollout_rows(self.rollouts)]
         out: list[dict[str, Any]] = []
         for c in self.conditions:
             base: dict[str, Any] = {"dataset": c.dataset, "model": c.model, "method": c.method}
@@ -615,8 +663,17 @@ class Scores:
                         }
                     )
             else:
-                raise ValueError(f"'table' must be 'conditions' or 'pec': {table!r}")
+                raise ValueError(f"'table' must be 'conditions', 'pec' or 'rollouts': {table!r}")
         return out
+
+    def _repr_html_(self) -> str:
+        """The table ``score`` prints, as HTML (a notebook shows it; API-DISPLAY)."""
+        from prefixexec.notebook import scores_html
+
+        return scores_html(self)
+
+    def __repr__(self) -> str:
+        return f"Scores({len(self.conditions)} conditions, {len(self.rollouts)} rollouts, {self.signature!r})"
 
     def to_pandas(self, table: str = "conditions") -> Any:
         """:meth:`rows` as a pandas DataFrame (needs the ``[pandas]`` extra)."""
@@ -661,7 +718,7 @@ def _rollouts_of(source: Source, adapter: str, options: Mapping[str, object]) ->
     if items and all(isinstance(i, Mapping) for i in items):
         if adapter not in ("auto", "records") or options:
             raise TypeError("record dicts are read as records: no adapter or adapter options apply")
-        return "records", from_records(items)
+        return "records", from_records(records_of(items))
     if not all(isinstance(i, str | os.PathLike) for i in items):
         raise TypeError("'source' must be paths, record dicts, or a pandas/polars DataFrame of outcomes")
     files = [os.fspath(i) for i in items]

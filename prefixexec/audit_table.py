@@ -676,3 +676,8 @@ def _n_summary(values: Sequence[int]) -> str:
     if len(values) <= 6:
         return "{" + ", ".join(map(str, values)) + "}"
     return "{" + ", ".join(map(str, values[:5])) + f", ... ({len(values)} values)" + "}"
+
+
+from prefixexec._callable import make_callable  # noqa: E402  # API-COMMANDS: prefixexec.audit_table(...) runs the command
+
+make_callable(__name__)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, NoReturn, Protocol, cast
+from typing import TYPE_CHECKING, NoReturn, Protocol, TextIO, cast
 
 from prefixexec._version import __version__
 
@@ -103,23 +103,80 @@ def _command_of(argv: Sequence[str]) -> str | None:
     return argv[0] if argv and not argv[0].startswith("-") else None
 
 
+class Parser(argparse.ArgumentParser):
+    """The argument parser of every command (subcommands are made of the same class).
+
+    CLI-USAGE: a usage error is one line, ``prefixexec COMMAND: what is wrong; see prefixexec
+    COMMAND --help``, with exit status 2, not argparse's usage block; an unknown option names
+    the closest known one.
+    """
+
+    #: The command word of the arguments being parsed (set on the top-level parser by ``main``).
+    command: str | None = None
+
+    def error(self, message: str) -> NoReturn:
+        prog = self.prog
+        sub = self._command_parser()
+        if sub is not None:
+            prog = sub.prog
+        text = _usage_message(message, sub or self)
+        self.exit(EXIT_INPUT, f"{prog}: {text}; see {prog} --help\n")
+
+    def _command_parser(self) -> argparse.ArgumentParser | None:
+        """The subcommand's parser, when this is the top-level parser and the command is known."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction) and self.command in action.choices:
+                found: argparse.ArgumentParser = action.choices[self.command]
+                return found
+        return None
+
+
+def _usage_message(message: str, parser: argparse.ArgumentParser) -> str:
+    """argparse's message in this command line's words (CLI-USAGE)."""
+    import difflib
+
+    head = "unrecognized arguments: "
+    if message.startswith(head):
+        words = message[len(head) :].split()
+        options = [w for w in words if w.startswith("-")]
+        if options and len(options) == len(words):
+            known = [o for a in parser._actions for o in a.option_strings]
+            close = difflib.get_close_matches(options[0].split("=")[0], known, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            return f"unknown option{'s' if len(options) > 1 else ''} {' '.join(options)}{hint}"
+        return f"unexpected argument{'s' if len(words) > 1 else ''} {' '.join(words)}"
+    if message.startswith("argument COMMAND: invalid choice: "):
+        word = message.split("invalid choice: ", 1)[1].split(" (choose from", 1)[0]
+        return f"unknown command {word}"
+    if message == "the following arguments are required: COMMAND":
+        return "a command is required"
+    return message
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser of every command; with ``command``, of that command only (faster start-up:
     the other commands' modules are not imported nor their options built; ``main`` passes the
     command it was given)."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="prefixexec",
         description="Reference scorer for prefix executability of tool-using agents "
         "(PEC, FED, TER, AUC-PEC, RR).",
     )
     parser.add_argument("--version", action="version", version=f"prefixexec {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # The subcommands are Parsers too (argparse makes them of the parser's class).
+    sub = cast(
+        "argparse._SubParsersAction[argparse.ArgumentParser]",
+        parser.add_subparsers(dest="command", required=True, metavar="COMMAND"),
+    )
     builtins = {"score": _add_score, "compare": _add_compare, "adapters": _add_adapters}
     for name, add in builtins.items():
         if command not in BUILTIN or command == name:
             add(sub)
     for plugin in _plugin_commands(command):
         plugin.add_parser(sub)
+    parser.command = command
+    for each in sub.choices.values():  # PROGRESS-QUIET: every command takes --quiet
+        add_quiet_option(each)
     return parser
 
 
@@ -257,8 +314,10 @@ def add_adapter_options(parser: argparse.ArgumentParser) -> None:
 
 
 def add_quiet_option(parser: argparse.ArgumentParser) -> None:
-    """``--quiet``: no progress and no notices on stderr (errors are still written; PROGRESS-QUIET)."""
-    parser.add_argument("--quiet", action="store_true", help="no progress bar or notices on stderr")
+    """``--quiet``: no progress and no notices on stderr (errors are still written; PROGRESS-QUIET).
+    A parser that has it already is left as it is."""
+    if "--quiet" not in parser._option_string_actions:
+        parser.add_argument("--quiet", action="store_true", help="no progress bar or notices on stderr")
 
 
 def add_rollouts_option(parser: argparse.ArgumentParser) -> None:
@@ -346,18 +405,21 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
 
 
 def read_scored_input(
-    args: argparse.Namespace, client: Client | None = None
+    args: argparse.Namespace,
+    client: Client | None = None,
+    on_rows: Callable[[int], None] | None = None,
 ) -> tuple[AccumulatorSet, list[Rollout] | None]:
     """The accumulators of the input, and its rollouts when ``--select`` or ``--rollouts`` needs them.
 
     Without either, the input is streamed (:func:`read_accumulators`); with one, every rollout is
-    read and kept (OUT-SELECT, OUT-ROLLOUTS-FILE), so the engine is this process.
+    read and kept (OUT-SELECT, OUT-ROLLOUTS-FILE), so the engine is this process. ``on_rows``
+    counts the rollouts read (PROGRESS-COUNT).
     """
     patterns = getattr(args, "select", None)
     path = getattr(args, "rollouts", None)
     evaluations = getattr(args, "emit_evaluations", None)
-    if not patterns and path is None and evaluations is None:
-        return read_accumulators(args, client), None
+    if not patterns and path is None and evaluations is None and getattr(args, "_rollouts", None) is None:
+        return read_accumulators(args, client, on_rows), None
     from prefixexec.adapters import InputError
     from prefixexec.kernel.accumulator import AccumulatorSet
 
@@ -375,6 +437,8 @@ def read_scored_input(
     if path is not None:
         check_rollouts_path(path)
     rollouts = read_input(args)
+    if on_rows is not None:
+        on_rows(len(rollouts))
     return AccumulatorSet.from_rollouts(rollouts), rollouts
 
 
@@ -398,9 +462,14 @@ def write_rollout_rows(args: argparse.Namespace, rollouts: Sequence[Rollout] | N
         write(path, rows(rollouts))
 
 
-def read_accumulators(args: argparse.Namespace, client: Client | None = None) -> AccumulatorSet:
+def read_accumulators(
+    args: argparse.Namespace,
+    client: Client | None = None,
+    on_rows: Callable[[int], None] | None = None,
+) -> AccumulatorSet:
     """Accumulate the input with the chosen engine (STREAM-SCORE, DASK-ENGINE); ``client``: the
-    Dask client to use with ``--engine dask`` (default: one for this call)."""
+    Dask client to use with ``--engine dask`` (default: one for this call); ``on_rows`` counts the
+    rollouts read (PROGRESS-COUNT)."""
     from prefixexec.adapters import InputError
 
     from .engine import accumulate_dask, accumulate_input
@@ -413,7 +482,7 @@ def read_accumulators(args: argparse.Namespace, client: Client | None = None) ->
     for flag, value in (("--scheduler", args.scheduler), ("--workers", args.workers)):
         if value is not None:
             raise InputError(flag, "only applies with --engine dask")
-    return accumulate_input(args.adapter, args.files, options)
+    return accumulate_input(args.adapter, args.files, options, on_rows)
 
 
 def signature_of(args: argparse.Namespace) -> Signature:
@@ -547,13 +616,17 @@ def read_input(args: argparse.Namespace) -> list[Rollout]:
     from prefixexec.adapters import ADAPTERS
 
     patterns = getattr(args, "select", None)
+    given = getattr(args, "_rollouts", None)  # rollouts the Python API read (API-SOURCES)
     options = adapter_options(args)
+    if given is not None and not patterns:
+        return list(given)
     if not patterns:
         return ADAPTERS[args.adapter].read(args.files, options)
     from prefixexec.selection import parse, select
 
     selection = parse(patterns)
-    return select(ADAPTERS[args.adapter].read(args.files, options), selection)
+    read = list(given) if given is not None else ADAPTERS[args.adapter].read(args.files, options)
+    return select(read, selection)
 
 
 #: Which adapters each adapter option affects; given with any other adapter it is an error
@@ -587,9 +660,16 @@ def check_option_effect(args: argparse.Namespace) -> None:
             raise InputError(flag, f"has no effect with --adapter {args.adapter}: {why}")
 
 
-def _write(text: str, output: str | None) -> None:
+def stdout(args: argparse.Namespace) -> TextIO:
+    """Where a command writes its result: standard output, or the stream the Python API gives
+    (``args._stdout``: the API reads the ``--json`` document from it, API-COMMANDS)."""
+    stream: TextIO | None = getattr(args, "_stdout", None)
+    return stream if stream is not None else sys.stdout
+
+
+def _write(text: str, output: str | None, args: argparse.Namespace | None = None) -> None:
     if output is None:
-        sys.stdout.write(text)
+        (sys.stdout if args is None else stdout(args)).write(text)
         return
     from pathlib import Path
 
@@ -600,25 +680,30 @@ def _write(text: str, output: str | None) -> None:
         Path(tmp).write_text(text, encoding="utf-8")
 
 
+def _datasets(accumulators: AccumulatorSet) -> int:
+    return len({key.dataset for key in accumulators.as_dict()})
+
+
 def _score(args: argparse.Namespace) -> int:
     from prefixexec.adapters import harness
 
     from .inference import evaluate_accumulators, score_document, table_intervals
     from .scale import engine_session, scaled
     from .scoring import dumps, format_table
-    from .ttyprogress import tty_steps
+    from .ttyprogress import Work
 
-    with tty_steps(args, "prefixexec score") as step, engine_session(args) as client:  # PROGRESS-TTY
-        step("reading input")
+    with Work(args, "prefixexec score") as work, engine_session(args) as client:  # PROGRESS-TTY, -COUNT
+        work.phase("reading input", unit="rollouts")
         with harness.collecting() as log:  # HARNESS-REPORT: the harness errors the adapter reads
-            accumulators, rollouts = read_scored_input(args, client)
+            accumulators, rollouts = read_scored_input(args, client, work.advance)
         signature = signature_of(args)
-        step(f"bootstrap ({args.bootstrap} resamples)" if args.bootstrap else "scoring")
+        what = f"bootstrap ({args.bootstrap} resamples)" if args.bootstrap else "scoring"
+        work.phase(what, None, "blocks")
         results = evaluate_accumulators(
             accumulators,
             settings_of(args),
             paired=not args.unpaired,
-            **scaled(args, accumulators, client, step),
+            **scaled(args, accumulators, client, work.progress),
         )
     found = log if args.adapter in harness.ADAPTERS else None
     if args.json:
@@ -627,7 +712,7 @@ def _score(args: argparse.Namespace) -> int:
         rows = [(r.key, r.metrics, table_intervals(r.intervals)) for r in results]
         totals = {r.key: r.metrics.N for r in results}
         text = format_table(rows, str(signature), harness.footer_lines(log, totals))
-    _write(text, args.output)
+    _write(text, args.output, args)
     write_rollout_rows(args, rollouts)
     if getattr(args, "emit_evaluations", None) is not None and rollouts is not None:
         from prefixexec.adapters.spans import write_evaluations
@@ -637,15 +722,17 @@ def _score(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from .inference import compare_conditions
+    from .inference import compare_conditions, parse_baseline
     from .scoring import dumps, format_comparisons
-    from .ttyprogress import tty_steps
+    from .ttyprogress import Work
 
-    with tty_steps(args, "prefixexec compare") as step:  # PROGRESS-TTY: a spinner on a terminal
-        step("reading input")
-        accumulators, rollouts = read_scored_input(args)
+    with Work(args, "prefixexec compare") as work:  # PROGRESS-TTY, PROGRESS-COUNT: on a terminal
+        work.phase("reading input", unit="rollouts")
+        accumulators, rollouts = read_scored_input(args, on_rows=work.advance)
         signature = signature_of(args)
-        step(f"paired bootstrap ({args.bootstrap} resamples)")
+        key, value = parse_baseline(args.baseline)
+        pairs = sum(1 for k in accumulators.as_dict() if getattr(k, key) != value)
+        work.phase(f"paired bootstrap ({args.bootstrap} resamples)", pairs, "conditions")
         from .scale import available_memory
 
         comparisons, skipped = compare_conditions(
@@ -656,13 +743,14 @@ def _compare(args: argparse.Namespace) -> int:
             args.match,
             args.adjust,
             memory_limit=available_memory(),
+            on_comparison=work.advance,
         )
     if args.json:
         document = {"signature": str(signature), "comparisons": comparisons, "skipped": skipped}
         text = dumps({**document, "adjust": args.adjust})
     else:
         text = format_comparisons(comparisons, skipped, str(signature))
-    _write(text, args.output)
+    _write(text, args.output, args)
     write_rollout_rows(args, rollouts)
     return EXIT_OK
 
@@ -677,8 +765,15 @@ def _adapters(args: argparse.Namespace) -> int:
 
 
 def resolve_adapter(args: argparse.Namespace) -> None:
-    """``--adapter auto``: the adapter detected from the input files, said on stderr (DETECT-ONE)."""
+    """``--adapter auto``: the adapter detected from the input files, said on stderr (DETECT-ONE).
+
+    A command that may read other inputs than rollouts (``sample``: benchmark task lists) sets
+    ``detect_in_command`` and calls this itself when it reads rollouts; rollouts given by the
+    Python API (``args._rollouts``) need no detection.
+    """
     if getattr(args, "adapter", None) != "auto" or not hasattr(args, "files"):
+        return
+    if getattr(args, "detect_in_command", False) or getattr(args, "_rollouts", None) is not None:
         return
     from prefixexec.adapters import InputError
     from prefixexec.adapters.detect import STDIN, resolve

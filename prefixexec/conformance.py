@@ -611,3 +611,8 @@ def format_results(results: Sequence[VectorResult]) -> str:
     bad = sum(1 for r in results if not r.ok)
     lines.append(f"{len(results) - bad} of {len(results)} vectors agree, {bad} differ")
     return "\n".join(lines) + "\n"
+
+
+from prefixexec._callable import make_callable  # noqa: E402  # API-COMMANDS: prefixexec.conformance(...) runs the command
+
+make_callable(__name__)

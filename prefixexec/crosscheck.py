@@ -738,3 +738,8 @@ def checks_json(checks: Sequence[ConditionCheck], signature: str) -> dict[str, A
         "conditions": conditions,
         "differ": sum(1 for c in checks if c.differs),
     }
+
+
+from prefixexec._callable import make_callable  # noqa: E402  # API-COMMANDS: prefixexec.crosscheck(...) runs the command
+
+make_callable(__name__)

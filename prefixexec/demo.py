@@ -324,3 +324,8 @@ def agents_markdown() -> str:
         "are in `records.jsonl` (`meta.calls`).",
     ]
     return "\n".join(lines) + "\n"
+
+
+from prefixexec._callable import make_callable  # noqa: E402  # API-COMMANDS: prefixexec.demo(...) runs the command
+
+make_callable(__name__)

@@ -131,11 +131,16 @@ def _rows(batch: Batch, start: int, stop: int) -> Batch:
     return attrs.evolve(batch, rollouts=part, first_row=batch.first_row + start, wheres=wheres)
 
 
-def stream(batches: Iterable[Batch], locate: Locator) -> AccumulatorSet:
-    """Accumulate batches in order (STREAM-SCORE); raises the first fault as InputError."""
+def stream(
+    batches: Iterable[Batch], locate: Locator, on_rows: Callable[[int], None] | None = None
+) -> AccumulatorSet:
+    """Accumulate batches in order (STREAM-SCORE); raises the first fault as InputError.
+    ``on_rows`` is told the rollouts of each batch (PROGRESS-COUNT)."""
     state = AccumulatorSet.empty()
     for batch in batches:
         state = add_batch(state, batch, locate)
+        if on_rows is not None:
+            on_rows(len(batch.rollouts))
         if batch.error is not None:
             raise batch.error
     return state
@@ -221,9 +226,11 @@ def checked_batches(adapter: str, paths: Sequence[str], options: AdapterOptions)
         raise InputError(", ".join(paths) or "<no input>", "no records found")
 
 
-def accumulate_input(adapter: str, paths: Sequence[str], options: AdapterOptions) -> AccumulatorSet:
+def accumulate_input(
+    adapter: str, paths: Sequence[str], options: AdapterOptions, on_rows: Callable[[int], None] | None = None
+) -> AccumulatorSet:
     """Read ``paths`` with ``adapter`` into accumulators in this process (streaming where it can)."""
-    state = stream(*input_batches(adapter, paths, options))
+    state = stream(*input_batches(adapter, paths, options), on_rows)
     if state.N == 0:
         raise InputError(", ".join(paths) or "<no input>", "no records found")
     return state

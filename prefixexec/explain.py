@@ -163,3 +163,8 @@ def render(rollouts: Sequence[Rollout], file: IO[str], colour: bool) -> None:
         )
         summary.append(f"  success: {_yes(rollout.success)}")
         console.print(summary)
+
+
+from prefixexec._callable import make_callable  # noqa: E402  # API-COMMANDS: prefixexec.explain(...) runs the command
+
+make_callable(__name__)

@@ -1,8 +1,10 @@
 """Optional dependencies and the extras that install them (spec: API-EXTRAS).
 
-The core install (``pip install prefix-executability``) is the kernel, the record reader and the
-light adapters; the heavy packages come with extras. A command or function that needs a package
-of a missing extra stops with one line naming the ``pip install`` that provides it.
+The core install (``pip install .`` in a checkout, or its wheel) is the kernel, the record reader
+and the light adapters; the heavy packages come with extras. The distribution is not on PyPI, so
+a command or function that needs a package of a missing extra stops with one line naming the
+``pip install`` of the package itself (the extra's requirement) and the extra, to install from
+a checkout instead.
 """
 
 from __future__ import annotations
@@ -21,13 +23,24 @@ EXTRA_OF = {
 }
 
 
+#: Extra -> its requirement (pyproject.toml's optional-dependencies; tests/test_docs.py keeps them equal).
+REQUIREMENT = {
+    "report": "matplotlib>=3.8",
+    "parquet": "pyarrow>=15",
+    "dask": "dask[distributed]>=2024.1",
+    "pandas": "pandas>=2",
+    "polars": "polars>=1",
+    "inspect": "inspect_ai>=0.3",
+}
+
+
 class MissingExtra(ImportError):
     """An optional dependency is not installed; the message names the extra that installs it."""
 
 
 def install_hint(extra: str) -> str:
-    """``pip install 'prefix-executability[EXTRA]'``."""
-    return f"pip install '{DISTRIBUTION}[{extra}]'"
+    """``pip install 'matplotlib>=3.8' (or pip install '.[report]' in a prefixexec checkout)``."""
+    return f"pip install '{REQUIREMENT[extra]}' (or pip install '.[{extra}]' in a prefixexec checkout)"
 
 
 def missing_extra_message(exc: ImportError) -> str | None:

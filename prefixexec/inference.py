@@ -8,7 +8,7 @@ the results for the JSON document and the table.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -433,6 +433,7 @@ def compare_conditions(
     match: str | None = None,
     adjust: str = "holm",
     memory_limit: int | None = None,
+    on_comparison: Callable[[], None] | None = None,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """CMP-BASELINE: every condition against its baseline condition, on their shared tasks.
 
@@ -513,6 +514,8 @@ def compare_conditions(
         entry["mcnemar"], entry["mcnemar_note"] = mcnemar_tests(a_sub, b_sub)
         entry["warnings"] = few_tasks_warning(len(shared))
         out.append(entry)
+        if on_comparison is not None:  # PROGRESS-COUNT
+            on_comparison()
     adjust_p_values(out, adjust)
     return out, skipped
 

@@ -229,9 +229,9 @@ def _write_parquet(target: Path, table: Sequence[Mapping[str, Any]]) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
-        raise InputError(
-            "--rollouts", "writing Parquet needs pyarrow: pip install 'prefix-executability[parquet]'"
-        ) from None
+        from prefixexec.extras import install_hint
+
+        raise InputError("--rollouts", f"writing Parquet needs pyarrow: {install_hint('parquet')}") from None
     schema = pa.schema(
         [
             ("dataset", pa.string()),

@@ -4,8 +4,8 @@ Spec: BOOT-MEMORY, BOOT-PROGRESS, DASK-BOOTSTRAP (spec/streaming.md).
 
 * :func:`available_memory`: what a bootstrap may plan with (BOOT-MEMORY): the memory the system
   reports available, or less under an address-space limit.
-* :func:`bootstrap_progress`: a ``progress(done, total)`` that shows blocks done of blocks and
-  the time left through a status line (``tty_steps``'s ``step``; silent when piped).
+* progress: the bootstrap reports ``progress(done, total)`` blocks to the command's
+  :class:`prefixexec.ttyprogress.Work` line (blocks done of blocks, the time left; silent when piped).
 * :func:`dask_runner`: the kernel's group of replicates computed block by block on Dask workers.
   A worker starts its block's rows in the generator's stream without drawing the rows before it
   (BOOT-STREAM): the rejected outputs before each block are counted on the workers first, then
@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import math
-import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -76,33 +74,6 @@ def available_memory() -> int | None:
     return found
 
 
-def _clock(seconds: float) -> str:
-    whole = max(0, round(seconds))
-    hours, rest = divmod(whole, 3600)
-    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
-
-
-def bootstrap_progress(
-    step: Callable[[str], None], clock: Callable[[], float] = time.monotonic, every: float = 0.2
-) -> ProgressFn:
-    """BOOT-PROGRESS: ``progress(done, total)`` showing ``bootstrap: block D/T, M:SS left`` through
-    ``step`` (the time left extrapolated from the blocks done so far), at most every ``every``
-    seconds and at the last block."""
-    start = clock()
-    shown = -math.inf
-
-    def progress(done: int, total: int) -> None:
-        nonlocal shown
-        now = clock()
-        if now - shown < every and done < total:
-            return
-        shown = now
-        left = (now - start) / done * (total - done) if done else 0.0
-        step(f"bootstrap: block {done}/{total}, {_clock(left)} left")
-
-    return progress
-
-
 # ---------------------------------------------------------------------------------------------
 # The options of a command
 
@@ -128,16 +99,16 @@ def engine_session(args: argparse.Namespace) -> Iterator[Client | None]:
 
 
 def scaled(
-    args: argparse.Namespace, accumulators: AccumulatorSet, client: Client | None, step: Callable[[str], None]
+    args: argparse.Namespace, accumulators: AccumulatorSet, client: Client | None, progress: ProgressFn
 ) -> dict[str, Any]:
     """The blocked bootstrap's options of a command (BOOT-BLOCK, BOOT-MEMORY, BOOT-PROGRESS,
-    DASK-BOOTSTRAP): intervals only, ``--bootstrap-block``, the memory available, progress
-    through ``step``, and on Dask the blocks computed by the workers."""
+    DASK-BOOTSTRAP): intervals only, ``--bootstrap-block``, the memory available, the blocks done
+    reported to ``progress(done, total)``, and on Dask the blocks computed by the workers."""
     options: dict[str, Any] = {
         "keep_replicates": False,
         "block": getattr(args, "bootstrap_block", None),
         "memory_limit": available_memory(),
-        "progress": bootstrap_progress(step),
+        "progress": progress,
     }
     if client is not None and args.bootstrap:
         options["runner"] = dask_runner(client)

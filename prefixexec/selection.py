@@ -2,9 +2,10 @@
 
 Keys: ``dataset``, ``model``, ``method``, ``task_id``. A value is a shell-style glob matched
 case-sensitively against the whole key (``fnmatch.fnmatchcase``), or ``@FILE``: a file of task
-ids (or names), one per line (blank lines and lines starting with ``#`` are skipped), matched
-exactly. Repeated ``--select`` with the same key are alternatives (a rollout needs to match one
-of them); different keys must all match.
+ids (or names), one per line (blank lines and lines starting with ``#`` are skipped), or a JSON
+list of ids, or a JSON object of such lists (BFCL's ``test_case_ids_to_generate.json``, as
+``prefixexec sample`` writes it), matched exactly. Repeated ``--select`` with the same key are
+alternatives (a rollout needs to match one of them); different keys must all match.
 """
 
 from __future__ import annotations
@@ -55,9 +56,32 @@ def _id_file(path: str) -> frozenset[str]:
         raise InputError("--select", f"{path!r}: not UTF-8 text") from None
     except OSError as exc:
         raise InputError("--select", f"{path!r}: cannot read it: {exc.strerror or exc}") from None
+    if text.lstrip().startswith(("{", "[")):
+        return _json_ids(path, text)
     return frozenset(  # lines end at "\n" only (HOSTILE-LINES)
         line.strip() for line in text.split("\n") if line.strip() and not line.lstrip().startswith("#")
     )
+
+
+def _json_ids(path: str, text: str) -> frozenset[str]:
+    """The ids of a JSON id file: a list of ids, or an object of lists (category -> ids)."""
+    import json
+
+    try:
+        value = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        raise InputError("--select", f"{path!r}: starts like JSON but is not valid JSON") from None
+    lists = list(value.values()) if isinstance(value, dict) else [value]
+    ids: set[str] = set()
+    for items in lists:
+        if not isinstance(items, list) or not all(
+            isinstance(i, str | int) and not isinstance(i, bool) for i in items
+        ):
+            raise InputError(
+                "--select", f"{path!r}: a JSON id file is a list of ids or an object of lists of ids"
+            )
+        ids.update(str(i) for i in items)
+    return frozenset(ids)
 
 
 def parse(items: Sequence[str] | None) -> tuple[Pattern, ...]:

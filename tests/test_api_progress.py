@@ -66,7 +66,7 @@ def test_conformance_shows_vectors_done_unless_quiet(monkeypatch: pytest.MonkeyP
     for name in some:
         argv += ["--only", name]
     code, err = run_on(Terminal(), argv, monkeypatch)
-    assert code == 0 and "conformance: 3 of 3 vectors" in err
+    assert code == 0 and "prefixexec conformance: checking  3/3 vectors" in err
     code, err = run_on(Terminal(), [*argv, "--quiet"], monkeypatch)
     assert code == 0 and "vectors" not in err
 
@@ -83,3 +83,41 @@ def test_audit_shows_a_status_on_a_terminal_only(
         code, err = run_on(stream, [*argv, *extra], monkeypatch)
         assert code == 0 and err == ""
         assert capsys.readouterr().out == out  # the same report either way
+
+
+@pytest.mark.spec("PROGRESS-COUNT")
+def test_work_counts_and_says_the_time_left(monkeypatch: pytest.MonkeyPatch) -> None:
+    import argparse
+
+    from prefixexec.ttyprogress import Work
+
+    now = [100.0]
+    stream = Terminal()
+    monkeypatch.setattr("sys.stderr", stream)
+    work = Work(argparse.Namespace(quiet=False), "prefixexec score", delay=0.0, clock=lambda: now[0])
+    work.phase("reading input", unit="rollouts")
+    now[0] += 2.0
+    work.advance(500)
+    # No total: the count and its rate (500 rollouts in 2 s).
+    assert work.line() == "prefixexec score: reading input  500 rollouts (250/s)  2 s elapsed"
+    work.phase("bootstrap", 4, "datasets")
+    now[0] += 30.0
+    work.advance()
+    # One of four datasets in 30 s: three more take about 90 s.
+    assert work.line() == "prefixexec score: bootstrap  1/4 datasets  ~1 min 30 s left  32 s elapsed"
+    now[0] += 90.0
+    work.advance(3)
+    assert work.line() == "prefixexec score: bootstrap  4/4 datasets  2 min 02 s elapsed"
+    work.close()
+    assert stream.getvalue().endswith("\r" + " " * len(work.line()) + "\r")  # erased at the end
+    quiet = Work(argparse.Namespace(quiet=True), "x", delay=0.0)
+    quiet.phase("p", 2)
+    quiet.advance()
+    assert not quiet.shown
+
+
+@pytest.mark.spec("PROGRESS-COUNT")
+def test_score_counts_rollouts_and_datasets_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    code, err = run_on(Terminal(), ["score", "--bootstrap", "200", DEMO], monkeypatch)
+    # examples/demo.jsonl: 8 rollouts of one dataset (wc -l; every line's dataset is "demo").
+    assert code == 0 and "reading input  8 rollouts" in err and "1/1 datasets" in err

@@ -324,3 +324,32 @@ def test_the_last_part_of_a_path_is_what_pathlib_names(pieces: list[str]) -> Non
     # last_part must agree with pathlib on every path, e.g. "x/result_summary.json/." and "x//".
     path = "".join(pieces)
     assert last_part(path) == Path(path).name
+
+
+@pytest.mark.spec("DETECT-NOT-JSON")
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("{{{\n", "line 1, column 2"),
+        ("[1,\n", "line 2, column 1"),
+        ('{"a":\n', "line 2, column 1"),
+        ("[}\n", "column 2"),
+    ],
+)
+def test_text_that_only_starts_like_json_is_not_called_json(
+    text: str, where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Issue 30: `echo "{{{" | prefixexec score -` said "is JSON, but of no format an adapter reads".
+    path = tmp_path / "x.json"
+    path.write_text(text, encoding="utf-8")
+    monkeypatch.setattr("sys.stdin", io.StringIO(text))
+    for source in ("-", str(path)):
+        assert main(["score", source]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "is not valid JSON (" in err and where in err, err
+        assert "is JSON" not in err and "is a JSON list" not in err
+    # The head of a long document that is cut off at HEAD_BYTES is not a syntax error.
+    from prefixexec.adapters.detect import HEAD_BYTES, detect_text
+
+    long = '{"simulations": [' + "1, " * HEAD_BYTES
+    assert detect_text("f", long[:HEAD_BYTES]).adapter == "taubench"

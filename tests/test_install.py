@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from prefixexec.extras import install_hint
+
 from conftest import REPO
 
 pytestmark = pytest.mark.slow
@@ -204,7 +206,7 @@ def test_core_install_scores_records_without_matplotlib_pyarrow_or_dask(wheel: P
     )
     assert report.returncode == 2, report.stderr
     assert report.stderr.count("\n") == 1 and report.stderr.startswith("prefixexec: error: "), report.stderr
-    assert "pip install 'prefix-executability[report]'" in report.stderr
+    assert install_hint("report") in report.stderr
     parquet = _run(
         [
             str(python),
@@ -217,9 +219,7 @@ def test_core_install_scores_records_without_matplotlib_pyarrow_or_dask(wheel: P
         ],
         tmp_path,
     )
-    assert parquet.returncode == 2 and "pip install 'prefix-executability[parquet]'" in parquet.stderr, (
-        parquet.stderr
-    )
+    assert parquet.returncode == 2 and install_hint("parquet") in parquet.stderr, parquet.stderr
     assert parquet.stderr.count("\n") == 1
     for extra, args in (
         ("dask", ["score", "--engine", "dask", str(_records_file())]),
@@ -227,7 +227,7 @@ def test_core_install_scores_records_without_matplotlib_pyarrow_or_dask(wheel: P
     ):
         done = _run([str(python), "-m", "prefixexec", *args], tmp_path)
         assert done.returncode == 2 and done.stdout == "", done.stderr
-        assert done.stderr.count("\n") == 1 and f"pip install 'prefix-executability[{extra}]'" in done.stderr
+        assert done.stderr.count("\n") == 1 and install_hint(extra) in done.stderr
     frame = _run(
         [
             str(python),
@@ -236,9 +236,7 @@ def test_core_install_scores_records_without_matplotlib_pyarrow_or_dask(wheel: P
         ],
         tmp_path,
     )
-    assert frame.returncode == 1 and "pip install 'prefix-executability[pandas]'" in frame.stderr, (
-        frame.stderr
-    )
+    assert frame.returncode == 1 and install_hint("pandas") in frame.stderr, frame.stderr
 
 
 @pytest.mark.spec("INSP-SCORER-REGISTRY")
@@ -282,3 +280,14 @@ def test_the_inspect_plugin_from_a_wheel_has_its_documented_names(wheel: Path, t
     from_wheel = rescored(str(python), tmp_path / "wheel.eval")
     assert from_wheel == rescored(sys.executable, tmp_path / "editable.eval")
     assert set(from_wheel) == {"ter", "auc_pec", "mean_fed", "rr_eligible"}
+
+
+
+@pytest.mark.spec("API-EXTRAS")
+def test_the_wheel_the_docs_name_is_the_one_pip_builds(wheel: Path) -> None:
+    # README.md and docs/install.md tell users to install dist/<this name> after `pip wheel`.
+    for page in (REPO / "README.md", REPO / "docs" / "install.md"):
+        named = set(
+            re.findall(r"dist/(prefix_executability-[^\s\"\[]+\.whl)", page.read_text(encoding="utf-8"))
+        )
+        assert named == {wheel.name}, (page.name, named)

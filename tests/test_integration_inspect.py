@@ -290,7 +290,8 @@ def test_without_inspect_ai_prefixexec_imports_and_the_integration_names_the_ext
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
-    assert "pip install 'prefix-executability[inspect]'" in done.stdout
+    hint = "pip install 'inspect_ai>=0.3' (or pip install '.[inspect]' in a prefixexec checkout)"
+    assert hint in done.stdout
 
 
 # --- the approver (INSP-APPROVER) ------------------------------------------------------------

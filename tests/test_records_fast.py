@@ -42,12 +42,13 @@ LABELS = ["schema", "dependency", "precondition", "state_consistency", "informat
 #: Mutations after which the fast path may leave a line the reference accepts to the reference.
 DEFERRED = "deferred"
 
-names = st.sampled_from(["a", "b", "x:y", "é", "long name", "t\"q", "back\\slash", "u\u2028", "😀"])
+names = st.sampled_from(["a", "b", "x:y", "é", "long name", 't"q', "back\\slash", "u\u2028", "😀"])
 plain = st.sampled_from(["a", "b", "c d", "m", "p:q"])
 
 
 def _labels() -> st.SearchStrategy[Any]:
-    return st.sampled_from(LABELS) | st.lists(st.sampled_from(LABELS), min_size=1, max_size=3)
+    # None: "label": null, which is no label (REC-FORMAT; issue 30: a data frame's missing label).
+    return st.sampled_from(LABELS) | st.lists(st.sampled_from(LABELS), min_size=1, max_size=3) | st.none()
 
 
 json_values = st.recursive(
@@ -163,9 +164,11 @@ def near_valid_lines(draw: st.DrawFn) -> tuple[str, bool]:
                 deferred = True
             if key in ("trial", "T", "fed", "task_id") and isinstance(value, float) and value.is_integer():
                 deferred = True
-    text = json.dumps(record, ensure_ascii=draw(st.booleans()), separators=draw(st.sampled_from(
-        [(",", ":"), (", ", ": "), (" ,", " : ")]
-    )))
+    text = json.dumps(
+        record,
+        ensure_ascii=draw(st.booleans()),
+        separators=draw(st.sampled_from([(",", ":"), (", ", ": "), (" ,", " : ")])),
+    )
     if draw(st.integers(0, 4)) == 0:
         # A repeated key: copy the first member of some object to its end.
         start = draw(st.sampled_from([i for i, ch in enumerate(text) if ch == "{"]))
@@ -445,3 +448,31 @@ def test_block_reader_learns_names_and_reads_any_number_of_them(
     path.write_text("".join(lines), encoding="utf-8")
     want, want_fault = _reader_result(lambda: legacy_iter_lines(str(path), open_lines(str(path))))
     _assert_chunks_agree(str(path), 64, 300, want, want_fault)
+
+
+@pytest.mark.spec("REC-FORMAT", "REC-OUTCOME")
+def test_a_null_label_is_no_label_on_both_paths() -> None:
+    # Issue 30: "label": null (a data frame's missing label) was refused with a bare schema message.
+    lines = [
+        '{"dataset": "d", "task_id": "a", "model": "m", "method": "x", "success": true, '
+        '"outcome": {"T": 3, "fed": 2, "label": null}}\n',
+        '{"dataset": "d", "task_id": "b", "model": "m", "method": "x", "success": true, '
+        '"outcome": {"T": 3, "fed": 4, "label": null}}\n',
+        '{"dataset": "d", "task_id": "c", "model": "m", "method": "x", "success": false, '
+        '"actions": [{"tool": "a", "executable": true, "label": null}, '
+        '{"tool": "b", "executable": false, "label": null}]}\n',
+    ]
+    fast = fast_rollouts(lines)
+    assert fast is not None  # decided by the fast path itself
+    # Hand-computed (T, FED, label): a failure at 2 unlabelled, a fully executable one, FED 2 of 2.
+    assert [(r.outcome.T, r.outcome.fed, r.outcome.label) for r in fast] == [
+        (3, 2, None),
+        (3, 4, None),
+        (2, 2, None),
+    ]
+    for line, rollout in zip(lines, fast, strict=True):
+        ref = reference(line)
+        assert isinstance(ref, Rollout) and same_rollout(rollout, ref)
+    # A real label on a fully executable outcome is still an error on both paths.
+    bad = lines[1].replace('"label": null', '"label": "schema"')
+    assert isinstance(reference(bad), InputError)

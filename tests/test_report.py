@@ -389,6 +389,8 @@ def test_summary_extends_the_score_json(golden_dir: Path, capsys: pytest.Capture
         "max_depth": None,
         "eligible": False,
         "intervals": True,
+        "panel": "dataset",
+        "figure_size": "double",
     }
     a = summary["conditions"][0]
     assert (a["dataset"], a["model"], a["method"]) == ("alpha", "m1", "a")
@@ -505,7 +507,8 @@ def test_progress_redraws_one_line_on_a_terminal_and_quiet_is_silent() -> None:
     # A rich bar redrawn in place (cursor movement, no line per step), ending on the last step.
     text = tty.getvalue()
     plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
-    assert "\x1b[" in text and plain.rstrip().endswith("2/2 0:00:00 b") and plain.count("\n") == 1
+    assert "\x1b[" in text and plain.count("\n") == 1
+    assert plain.rstrip().endswith("2/2 0:00:00 left 0:00:00 b")  # steps done, elapsed, time left
     assert "\r" in plain  # redrawn in place
     quiet = io.StringIO()
     q = Progress(2, stream=quiet, clock=clock, delay=0.0, enabled=False)

@@ -219,3 +219,22 @@ def test_demo_without_bfcl_eval_is_an_input_error(monkeypatch: pytest.MonkeyPatc
     assert main(["demo", "--out", str(tmp_path / "d"), "--quiet"]) == 2
     assert "prefixexec: error: bfcl-eval:" in capsys.readouterr().err
     assert not (tmp_path / "d").exists()
+
+
+@pytest.mark.spec("REP-DEMO-RUN")
+def test_the_demo_table_in_the_docs_is_the_one_the_demo_prints(demo_run: tuple[Path, str, float]) -> None:
+    # docs/demo.md's block is written by tests/doc_blocks.py from a demo run (issue 30: the README's
+    # table had drifted to 6.62 and 0.74 where the demo prints 6.63 and 0.75).
+    import doc_blocks
+
+    out, _, _ = demo_run
+    want = doc_blocks.demo_table((out / "table.md").read_text(encoding="utf-8"))
+    pages = doc_blocks.used()["demo-table"]
+    assert pages
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        for name, start, end in doc_blocks.blocks(text):
+            if name == "demo-table":
+                assert doc_blocks.block_text(text, start, end) == want, (
+                    f"{page.name}: the demo table is out of date; run python tests/doc_blocks.py demo-table"
+                )

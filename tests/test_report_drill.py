@@ -129,3 +129,38 @@ def test_the_file_list_links_to_the_files(report_dir: Path, browser: Any) -> Non
     for link in links:
         target = Path(link.get_attribute("href").removeprefix("file://"))
         assert target.parent == report_dir and target.is_file()
+
+
+@pytest.mark.spec("REP-DRILL")
+def test_the_condition_column_stays_short_on_a_laptop(report_dir: Path, browser: Any) -> None:
+    # Issue 30: in the demo's page the condition column wrapped to about 8 lines a row. At a
+    # laptop's width (1366 px) each condition is its method on one line and its dataset / model
+    # on at most two more, and the table fits the page.
+    from selenium.webdriver.common.by import By
+
+    browser.set_window_size(1366, 900)
+    try:
+        browser.get((report_dir / "report.html").as_uri())
+        cells = browser.find_elements(By.CSS_SELECTOR, "#drill tr.rollout td.condition")
+        assert len(cells) == 52
+        lines = browser.execute_script(
+            """
+            return arguments[0].map(function (td) {
+              var boxes = Array.from(td.querySelectorAll('span')).map(function (s) {
+                return s.getBoundingClientRect();
+              });
+              var top = Math.min.apply(null, boxes.map(function (b) { return b.top; }));
+              var bottom = Math.max.apply(null, boxes.map(function (b) { return b.bottom; }));
+              return (bottom - top) / parseFloat(getComputedStyle(td).lineHeight);
+            });
+            """,
+            cells,
+        )
+        assert max(lines) <= 3.2, max(lines)
+        method = cells[0].find_element(By.CSS_SELECTOR, "span.method")
+        assert method.text.endswith("tool-calling") and method.size["height"] < 30  # one line
+        width = browser.execute_script("return document.querySelector('div.drill').scrollWidth")
+        room = browser.execute_script("return document.querySelector('div.drill').clientWidth")
+        assert width <= room  # no sideways scrolling needed
+    finally:
+        browser.set_window_size(1400, 1000)

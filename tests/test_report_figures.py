@@ -13,7 +13,15 @@ from prefixexec import read_records
 from prefixexec.inference import evaluate
 from prefixexec.kernel.bootstrap import BootstrapSettings
 from prefixexec.report import Report, ReportOptions, build_report
-from prefixexec.report.figures import labels_figure, panel_titles, pec_figure, render
+from prefixexec.report.figures import (
+    labels_figure,
+    legend_of,
+    note_of,
+    panel_titles,
+    pec_figure,
+    render,
+    title_of,
+)
 
 from conftest import REPO, DrawnReport
 
@@ -34,11 +42,11 @@ def visible(fig: Figure) -> list[object]:
 
 @pytest.mark.spec("REP-PEC-FIG")
 def test_pec_panels_lines_and_bands() -> None:
-    report = report_of(ReportOptions())
+    report = report_of(ReportOptions(panel="model"))
     fig = pec_figure(report)
     assert panel_titles(fig) == BLOCKS
     axes = [ax for ax in fig.axes if ax.get_visible()]
-    assert len(fig.axes) == 3 and len(axes) == 3  # 3 panels on one row of 3
+    assert len(fig.axes) == 4 and len(axes) == 3  # 3 panels in two rows of 2 (7 in wide), one left empty
     for ax, block in zip(axes, report.blocks, strict=True):
         lines = ax.get_lines()
         assert [line.get_label() for line in lines] == [r.key.method for r in block.rows]
@@ -58,7 +66,7 @@ def test_pec_panels_lines_and_bands() -> None:
 
 @pytest.mark.spec("REP-PEC-FIG")
 def test_pec_eligible_dashed_and_max_depth() -> None:
-    report = report_of(ReportOptions(eligible=True, max_depth=2))
+    report = report_of(ReportOptions(eligible=True, max_depth=2, panel="model"))
     fig = pec_figure(report)
     ax = fig.axes[0]
     lines = ax.get_lines()
@@ -76,7 +84,7 @@ def test_pec_eligible_dashed_and_max_depth() -> None:
 
 @pytest.mark.spec("REP-PEC-FIG")
 def test_pec_eligible_gap_where_n_k_is_zero() -> None:
-    fig = pec_figure(report_of(ReportOptions(eligible=True)))
+    fig = pec_figure(report_of(ReportOptions(eligible=True, panel="model")))
     # alpha / m1 / c (tests/golden/report_input.jsonl): T = 2, 2, 1, 3, 2, so n_4 = n_5 = 0, in a
     # block whose longest horizon is 5 (alpha / m1 / b): PEC_elig is undefined (NaN) at k = 4, 5.
     c = next(line for line in fig.axes[0].get_lines() if line.get_label() == "c (PEC_elig)")
@@ -90,13 +98,13 @@ def test_no_bands_without_intervals_and_note_in_title() -> None:
     for ax in visible(fig):
         assert not [c for c in ax.collections if isinstance(c, PolyCollection)]
     # Short title; the note is a footnote under the panels, not a title line (REP-PEC-FIG).
-    assert fig.get_suptitle() == "Prefix executability PEC(k)"
-    assert fig._supxlabel is not None and fig._supxlabel.get_text() == "SIMULATED"
+    assert title_of(fig) == "Prefix executability PEC(k)"
+    assert note_of(fig) == "SIMULATED" and note_of(pec_figure(report_of(ReportOptions(), B=0))) is None
 
 
 @pytest.mark.spec("REP-LABELS")
 def test_labels_figure_stacks_counts() -> None:
-    report = report_of(ReportOptions(), B=0)
+    report = report_of(ReportOptions(panel="model"), B=0)
     fig = labels_figure(report)
     assert panel_titles(fig) == BLOCKS
     ax = fig.axes[1]  # alpha / m2
@@ -129,21 +137,23 @@ def test_figure_files(drawn_report: DrawnReport) -> None:
 
 @pytest.mark.spec("REP-PEC-FIG")
 def test_a_method_keeps_its_colour_in_every_panel() -> None:
-    fig = pec_figure(report_of(ReportOptions(), B=0))
-    colours: dict[str, set[str]] = {}
-    for ax in visible(fig):
-        for line in ax.get_lines():
-            colours.setdefault(str(line.get_label()), set()).add(str(line.get_color()))
-    # Methods a and b appear in all three panels, c in one; distinct methods, distinct colours.
-    assert all(len(c) == 1 for c in colours.values())
-    assert len({next(iter(c)) for c in colours.values()}) == len(colours) == 3
+    for panel in ("dataset", "model"):
+        fig = pec_figure(report_of(ReportOptions(panel=panel), B=0))
+        colours: dict[str, set[str]] = {}
+        for ax in visible(fig):
+            for line in ax.get_lines():
+                method = str(line.get_label()).split(" · ")[0]
+                colours.setdefault(method, set()).add(str(line.get_color()))
+        # Methods a and b appear in all three blocks, c in one; distinct methods, distinct colours.
+        assert all(len(c) == 1 for c in colours.values())
+        assert len({next(iter(c)) for c in colours.values()}) == len(colours) == 3
 
 
 @pytest.mark.spec("REP-ELIG-FIG")
 def test_elig_figure_has_curves_bands_and_an_n_k_strip() -> None:
     from prefixexec.report.figures import elig_figure
 
-    report = report_of(ReportOptions())
+    report = report_of(ReportOptions(panel="model"))
     fig = elig_figure(report)
     # Two axes per panel (curve, strip), three panels.
     assert len(fig.axes) == 6
@@ -157,7 +167,7 @@ def test_elig_figure_has_curves_bands_and_an_n_k_strip() -> None:
     a_strip = strip.get_lines()[0]
     assert list(a_strip.get_ydata()) == [5, 4, 3, 1, 0]
     assert len([c for c in top.collections if isinstance(c, PolyCollection)]) == 3  # one band per method
-    no_bands = elig_figure(report_of(ReportOptions(bands=False)))
+    no_bands = elig_figure(report_of(ReportOptions(bands=False, panel="model")))
     assert not [c for ax in no_bands.axes for c in ax.collections if isinstance(c, PolyCollection)]
 
 
@@ -168,18 +178,20 @@ def test_bands_get_lighter_with_more_methods_and_can_be_turned_off() -> None:
     assert band_alpha(1) == 0.2 and band_alpha(5) < band_alpha(3) < band_alpha(2) and band_alpha(100) == 0.06
     fig = pec_figure(report_of(ReportOptions(bands=False)))
     assert not [c for ax in visible(fig) for c in ax.collections if isinstance(c, PolyCollection)]
-    bands = [c for c in pec_figure(report_of(ReportOptions())).axes[0].collections]
+    bands = [c for c in pec_figure(report_of(ReportOptions(panel="model"))).axes[0].collections]
     assert {round(b.get_alpha(), 6) for b in bands} == {round(band_alpha(3), 6)}  # alpha / m1: 3 methods
+    bands = [c for c in pec_figure(report_of(ReportOptions())).axes[0].collections]
+    assert {round(b.get_alpha(), 6) for b in bands} == {round(band_alpha(5), 6)}  # alpha: m1 a, b, c; m2 a, b
 
 
 @pytest.mark.spec("REP-LABELS-FIG")
 def test_labels_figure_prints_counts_and_lists_only_present_labels() -> None:
-    report = report_of(ReportOptions(), B=0)
+    report = report_of(ReportOptions(panel="model"), B=0)
     fig = labels_figure(report)
     ax = fig.axes[1]  # alpha / m2: b has schema 2, dependency 1, information 1, unlabelled 1 (by hand)
-    printed = [t.get_text() for t in ax.texts if t.get_text()]
+    printed = [t.get_text() for t in ax.texts if t.get_text() and t.get_visible()]
     assert sorted(printed) == ["1", "1", "1", "2"]
-    (legend,) = fig.legends
+    legend = legend_of(fig)
     present = [t.get_text() for t in legend.get_texts()]
     # Every label occurs somewhere in this input (tests/golden/README.md), so all six are listed;
     # precondition occurs only in alpha / m1 (a t4) and beta (by hand).
@@ -205,13 +217,13 @@ def test_labels_figure_omits_empty_labels_from_the_legend() -> None:
         Rollout(ConditionKey("d", "m", "x"), "t2", 0, Outcome(T=2, fed=3), True),
     ]
     report = build_report(rollouts, evaluate(rollouts, None), "sig", ReportOptions())
-    (legend,) = labels_figure(report).legends
+    legend = legend_of(labels_figure(report))
     assert [t.get_text() for t in legend.get_texts()] == ["schema"]
 
 
 @pytest.mark.spec("REP-LABELS-FIG")
 def test_label_shares() -> None:
-    report = report_of(ReportOptions(label_shares=True), B=0)
+    report = report_of(ReportOptions(label_shares=True, panel="model"), B=0)
     ax = labels_figure(report).axes[1]
     # alpha/m2/b: RR-Eligible 5 (schema 2, dependency 1, information 1, unlabelled 1): shares sum to 1.
     widths = [c.patches[1].get_width() for c in ax.containers]
@@ -231,8 +243,8 @@ def test_every_figure_in_three_formats_reproducibly(drawn_report: DrawnReport) -
         assert (out / f"{stem}.pdf").read_bytes()[:5] == b"%PDF-"
         assert ET.fromstring((out / f"{stem}.svg").read_bytes()).tag == "{http://www.w3.org/2000/svg}svg"
         assert b"CreationDate" not in (out / f"{stem}.pdf").read_bytes()
-    # 300 dpi: a 5 x 3.9 inch single-row figure is 1500 pixels wide (PNG IHDR width, bytes 16-20).
+    # 300 dpi: a page-wide figure (7 in, REP-FIG-SIZE) is 2100 pixels wide (PNG IHDR width, bytes 16-20).
     width = int.from_bytes((out / "pec.png").read_bytes()[16:20], "big")
-    assert width == int(5.0 * 3 * 300)  # three panels of 5 inches
+    assert width == int(7.0 * 300)
     fig = labels_figure(report_of(ReportOptions(), B=0))
     assert render(fig, "pdf") == render(fig, "pdf")

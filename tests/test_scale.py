@@ -21,7 +21,7 @@ from prefixexec.inference import evaluate_accumulators
 from prefixexec.kernel import ConditionKey, Outcome, Rollout
 from prefixexec.kernel.accumulator import AccumulatorSet
 from prefixexec.kernel.bootstrap import BootstrapSettings
-from prefixexec.scale import available_memory, bootstrap_progress
+from prefixexec.scale import available_memory
 from prefixexec.scoring import half_up
 
 
@@ -127,26 +127,28 @@ def test_the_library_refuses_with_the_same_line() -> None:
     assert available_memory() is None or available_memory() > 0  # type: ignore[operator]  # checked for None first
 
 
-@pytest.mark.spec("BOOT-PROGRESS")
+@pytest.mark.spec("BOOT-PROGRESS", "PROGRESS-COUNT")
 def test_progress_shows_blocks_and_time_left() -> None:
-    shown: list[str] = []
+    import argparse
+
+    from prefixexec.ttyprogress import Work
+
     now = [0.0]
-    progress = bootstrap_progress(shown.append, clock=lambda: now[0], every=0.0)
+    work = Work(argparse.Namespace(quiet=True), "prefixexec score", delay=0.0, clock=lambda: now[0])
+    work.phase("bootstrap (10000 resamples)", None, "blocks")
+    shown = []
     for done in (1, 2, 3, 4):
         now[0] += 10.0  # 10 s a block
-        progress(done, 4)
-    # After 1 block in 10 s, 3 are left: 30 s; at the end nothing is left.
+        work.progress(done, 4)
+        shown.append(work.line())
+    # After 1 block in 10 s, 3 are left: 30 s; at the end no time left is shown.
     assert shown == [
-        "bootstrap: block 1/4, 0:30 left",
-        "bootstrap: block 2/4, 0:20 left",
-        "bootstrap: block 3/4, 0:10 left",
-        "bootstrap: block 4/4, 0:00 left",
+        "prefixexec score: bootstrap (10000 resamples)  1/4 blocks  ~30 s left  10 s elapsed",
+        "prefixexec score: bootstrap (10000 resamples)  2/4 blocks  ~20 s left  20 s elapsed",
+        "prefixexec score: bootstrap (10000 resamples)  3/4 blocks  ~10 s left  30 s elapsed",
+        "prefixexec score: bootstrap (10000 resamples)  4/4 blocks  40 s elapsed",
     ]
-    hours: list[str] = []
-    slow = bootstrap_progress(hours.append, clock=lambda: now[0], every=0.0)
-    now[0] += 3600.0
-    slow(1, 3)
-    assert hours == ["bootstrap: block 1/3, 2:00:00 left"]
+    assert not work.enabled  # --quiet: nothing is drawn
 
 
 @pytest.mark.spec("REP-ROUND")

@@ -816,3 +816,26 @@ def test_nothing_is_written_on_bad_input(capsys: pytest.CaptureFixture[str], tmp
     assert not target.exists()
     assert main(["score", "--adapter", "taubench", "--output", str(target), str(good)]) == 0
     assert "tau-bench/airline / gpt-4.1" in target.read_text(encoding="utf-8")
+
+
+@pytest.mark.spec("TAU-V1-NAME")
+def test_a_renamed_file_reports_its_real_defect_before_the_missing_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Issue 30: a renamed copy of the real run with a broken record said "cannot tell the model"
+    # and hid the record's fault, which --model then revealed.
+    data = json.loads(
+        (SHARED / "fixtures" / "tau-bench-v1" / "gpt-4o-airline.json").read_text(encoding="utf-8")
+    )
+    data[3]["traj"] = 5
+    renamed = tmp_path / "run.json"
+    renamed.write_text(json.dumps(data), encoding="utf-8")
+    assert main(["score", "--quiet", "--bootstrap", "0", str(renamed)]) == 2
+    assert (
+        f"{renamed}: record 3 (task 3, trial 0): 'traj' must be a JSON list, got int"
+        in capsys.readouterr().err
+    )
+    data[3]["traj"] = []
+    renamed.write_text(json.dumps(data), encoding="utf-8")
+    assert main(["score", "--quiet", "--bootstrap", "0", str(renamed)]) == 2
+    assert "cannot tell the model from the records or the file name" in capsys.readouterr().err

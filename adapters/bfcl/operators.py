@@ -614,6 +614,9 @@ def run_audit(options: AdapterOptions, paths: Sequence[str] = ()) -> BfclAuditRe
         categories = backend.CATEGORIES
     seed_value = options.extra.get("seed", 0)
     seed = seed_value if isinstance(seed_value, int) else 0
+    progress = options.extra.get("progress")  # PROGRESS-COUNT: called with (tasks done, tasks)
+    total = sum(len(backend.entries(c)) for c in categories)
+    done = 0
     unclassified: Counter[str] = Counter()
     category_audits: list[CategoryAudit] = []
     per_operator: dict[str, list[tuple[Mutant, Evaluation]]] = {o.name: [] for o in OPERATORS}
@@ -651,6 +654,9 @@ def run_audit(options: AdapterOptions, paths: Sequence[str] = ()) -> BfclAuditRe
                 for record in mutant_evaluation.records:
                     if record.unclassified and record.reason is not None:
                         unclassified[record.reason.split("unclassified error: ", 1)[-1]] += 1
+            done += 1
+            if callable(progress):
+                progress(done, total)
         category_audits.append(
             CategoryAudit(
                 category,

@@ -643,11 +643,6 @@ def _read_v1(name: str, data: list[Any], options: AdapterOptions, rules: LabelRu
     naming = v1_naming(name, known_model, known_strategy) if name != "<stdin>" else Naming()
     model = known_model or naming.model
     method = known_strategy or naming.strategy or DEFAULT_METHOD_V1
-    if not model:
-        _fail(
-            name,
-            "cannot tell the model from the records or the file name (<model>-<domain>.json); pass --model",
-        )
     warnings: list[str] = []
     if naming.guess and (not known_model or not known_strategy):
         warnings.append(
@@ -695,6 +690,11 @@ def _read_v1(name: str, data: list[Any], options: AdapterOptions, rules: LabelRu
                 gold,
                 reward == 1.0,
             )
+        )
+    if not model:  # after every record was checked: a renamed file's real defect comes first
+        _fail(
+            name,
+            "cannot tell the model from the records or the file name (<model>-<domain>.json); pass --model",
         )
     domain = naming.domain
     for policy, where in domains.items():

@@ -20,6 +20,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import attrs
+
 from prefixexec.adapters import ADAPTERS, AdapterOptions, InputError
 from prefixexec.adapters.audit import UNAUDITED, AuditReport, nothing_checked
 from prefixexec.adapters.labels import load_label_rules
@@ -155,22 +157,32 @@ def run(args: argparse.Namespace) -> int:
     if function is None:
         why = UNAUDITED.get(args.adapter, ("everything: the adapter declares no audit",))
         report = nothing_checked(args.adapter, "nothing read", why)
-        sys.stderr.write(
-            f"prefixexec: audit: this adapter has no audit, nothing was checked "
-            f"(adapters with an audit: {', '.join(auditable()) or 'none'})\n"
-        )
+        if not args.quiet:
+            sys.stderr.write(
+                f"prefixexec: audit: this adapter has no audit, nothing was checked "
+                f"(adapters with an audit: {', '.join(auditable()) or 'none'})\n"
+            )
     else:
         for flag, value in (("--cross-check", args.cross_check), ("--category", args.category)):
             if value and args.adapter != "bfcl":
                 raise InputError(flag, "only applies to --adapter bfcl")
-        from prefixexec.ttyprogress import tty_status
+        from prefixexec.ttyprogress import Work
 
-        with tty_status(args, f"prefixexec audit: {args.adapter}"):  # PROGRESS-TTY
+        with Work(args, f"prefixexec audit: {args.adapter}") as work:  # PROGRESS-TTY, PROGRESS-COUNT
+            work.phase("replaying gold and mutants")
+
+            def tasks_done(done: int, total: int) -> None:
+                work.total, work.unit = total, "tasks"
+                work.done = done - 1
+                work.advance()
+
+            options = attrs.evolve(options, extra={**options.extra, "progress": tasks_done})
             report = function(args.files, options)
     status = exit_status(report)
     from prefixexec.adapters.text import printable_lines  # HOSTILE-CONTROL
+    from prefixexec.cli import stdout
 
-    sys.stdout.write(dumps(report.to_json()) if args.json else printable_lines(report.render()))
-    if function is not None and status == EXIT_NOTHING_CHECKED:
+    stdout(args).write(dumps(report.to_json()) if args.json else printable_lines(report.render()))
+    if function is not None and status == EXIT_NOTHING_CHECKED and not args.quiet:
         sys.stderr.write("prefixexec: audit: nothing in this input could be checked (see the report)\n")
     return status

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from prefixexec.adapters.text import printable_lines
 from prefixexec.audit_table import audit, format_verdicts, read_table, verdict_json
+from prefixexec.cli import stdout
 
 NAME = "audit-table"
 
@@ -41,8 +41,7 @@ def run(args: argparse.Namespace) -> int:
     verdicts = audit(read_table(args.table), args.max_n)
     if args.json:
         doc = {"table": args.table, "rows": [verdict_json(v) for v in verdicts]}
-        text = json.dumps(doc, indent=2, allow_nan=False, ensure_ascii=False)
-        sys.stdout.write(text + "\n")
+        stdout(args).write(json.dumps(doc, indent=2, allow_nan=False, ensure_ascii=False) + "\n")
     else:
-        sys.stdout.write(printable_lines(format_verdicts(verdicts)))
+        stdout(args).write(printable_lines(format_verdicts(verdicts)))
     return 0 if all(v.consistent for v in verdicts) else 1

@@ -6,12 +6,11 @@ import argparse
 import json
 import os
 import shutil
-import sys
 from pathlib import Path
 
 from prefixexec.adapters import InputError
 from prefixexec.adapters.text import printable_lines
-from prefixexec.cli import int_at_least
+from prefixexec.cli import int_at_least, stdout
 from prefixexec.conformance import (
     POINT_KEYS,
     check_vectors,
@@ -43,12 +42,6 @@ def _tolerance(text: str) -> float:
     if not value >= 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"must be a number >= 0: {text}")
     return value
-
-
-def _progress(done: int, total: int) -> None:
-    """Vectors done, on one line of a terminal's standard error."""
-    sys.stderr.write(f"\rconformance: {done} of {total} vectors" + ("\n" if done == total else ""))
-    sys.stderr.flush()
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -116,19 +109,27 @@ def run(args: argparse.Namespace) -> int:
     if not args.vectors and not paths[0].is_dir():
         raise InputError("--vectors", f"no vectors folder at {paths[0]}; give one with --vectors")
     vectors = load_vectors(paths, args.only)
-    results = check_vectors(
-        vectors,
-        argv,
-        args.tolerance,
-        args.timeout,
-        args.skip,
-        jobs=args.jobs or os.cpu_count() or 1,
-        in_process=not args.subprocess,
-        progress=_progress if sys.stderr.isatty() and not args.quiet else None,
-    )
+    from prefixexec.ttyprogress import Work
+
+    with Work(args, "prefixexec conformance", delay=0.0) as work:  # PROGRESS-TTY, PROGRESS-COUNT
+        work.phase("checking", len(vectors), "vectors")
+
+        def done(count: int, total: int) -> None:
+            work.done = count - 1
+            work.advance()
+
+        results = check_vectors(
+            vectors,
+            argv,
+            args.tolerance,
+            args.timeout,
+            args.skip,
+            jobs=args.jobs or os.cpu_count() or 1,
+            in_process=not args.subprocess,
+            progress=done if work.enabled else None,
+        )
     if args.json:
-        text = json.dumps(results_json(results), indent=2, allow_nan=False)
-        sys.stdout.write(text + "\n")
+        stdout(args).write(json.dumps(results_json(results), indent=2, allow_nan=False) + "\n")
     else:
-        sys.stdout.write(printable_lines(format_results(results)))
+        stdout(args).write(printable_lines(format_results(results)))
     return 0 if all(r.ok for r in results) else 1

@@ -143,21 +143,21 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="Parquet: rows per row group, the unit of work of 'score --engine dask' "
         f"(default {parquet.ROW_GROUP_ROWS})",
     )
+    parser.add_argument(
+        "--json", action="store_true", help="print what was written as JSON: output, format, rollouts"
+    )
     add_quiet_option(parser)
 
 
 def _counted(batches: Iterable[RolloutArrays], args: argparse.Namespace) -> Iterator[RolloutArrays]:
-    """The batches, with rows converted so far on a terminal's progress bar (PROGRESS-TTY)."""
-    from prefixexec.ttyprogress import tty_progress
+    """The batches, with the rollouts converted so far and their rate on a terminal (PROGRESS-COUNT)."""
+    from prefixexec.ttyprogress import Work
 
-    progress = tty_progress(args, 1, "prefixexec convert")
-    rows = 0
-    for batch in batches:
-        rows += len(batch)
-        progress.total = progress.done + 1  # open-ended: the input's size is not known ahead
-        progress.step(f"{rows} rollouts")
-        yield batch
-    progress.close()
+    with Work(args, "prefixexec convert") as work:
+        work.phase("writing", unit="rollouts")  # open-ended: the input's size is not known ahead
+        for batch in batches:
+            work.advance(len(batch))
+            yield batch
 
 
 def run(args: argparse.Namespace) -> int:
@@ -185,5 +185,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         count = write_text(batches, args.output, fmt)
     write_rollout_rows(args, rollouts)
-    sys.stderr.write(f"prefixexec: wrote {count} rollouts to {printable(args.output)}\n")
+    if args.json:  # CONVERT-JSON
+        from prefixexec.cli import stdout
+        from prefixexec.scoring import dumps
+
+        stdout(args).write(dumps({"output": args.output, "format": fmt, "rollouts": count}))
+    if not args.quiet:
+        sys.stderr.write(f"prefixexec: wrote {count} rollouts to {printable(args.output)}\n")
     return 0

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from fractions import Fraction
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from prefixexec.cli import (
     read_input,
     settings_of,
     signature_of,
+    stdout,
 )
 from prefixexec.crosscheck import (
     CONDITION_COLUMNS,
@@ -119,9 +119,9 @@ def _run_claims(args: argparse.Namespace, fmt: str) -> int:
     signature = str(signature_of(args))
     if args.json:
         document = claims_json(claims, checks, signature, args.best_of)
-        sys.stdout.write(json.dumps(document, indent=2, allow_nan=False) + "\n")
+        stdout(args).write(json.dumps(document, indent=2, allow_nan=False) + "\n")
     else:
-        sys.stdout.write(format_claims(claims, checks, signature))
+        stdout(args).write(printable_lines(format_claims(claims, checks, signature)))
     return 1 if any(c.verdict == "differs" for c in checks) else 0
 
 
@@ -154,8 +154,7 @@ def run(args: argparse.Namespace) -> int:
     checks = crosscheck(theirs, results, rollouts)
     signature = str(signature_of(args))
     if args.json:
-        text = json.dumps(checks_json(checks, signature), indent=2, allow_nan=False)
-        sys.stdout.write(text + "\n")
+        stdout(args).write(json.dumps(checks_json(checks, signature), indent=2, allow_nan=False) + "\n")
     else:
-        sys.stdout.write(printable_lines(format_checks(checks, signature)))
+        stdout(args).write(printable_lines(format_checks(checks, signature)))
     return 1 if any(c.differs for c in checks) else 0

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
+from typing import Any
 
-from prefixexec.cli import add_bootstrap_options, installed_version, settings_of
-from prefixexec.commands.report import add_report_options
+from prefixexec.cli import add_bootstrap_options, installed_version, settings_of, stdout
+from prefixexec.commands.report import add_report_options, options_of
 from prefixexec.signature import Signature
 
 NAME = "demo"
@@ -27,20 +27,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_report_options(parser)
 
 
-def run(args: argparse.Namespace) -> int:
+def render(args: argparse.Namespace, progress: Any) -> tuple[Any, dict[str, bytes]]:
+    """The demo's report, rendered in memory (the command and ``prefixexec.demo()``)."""
     from prefixexec import demo
-    from prefixexec.report import (
-        RENDER_STEPS,
-        Progress,
-        ReportOptions,
-        evaluate_by_dataset,
-        prepare_folder,
-        publish,
-    )
+    from prefixexec.report import assemble, evaluate_by_dataset
 
-    prepare_folder(args.out)
-    steps = 1 + (1 + len(demo.AGENTS)) + 1 + RENDER_STEPS + 1
-    progress = Progress(steps, enabled=not args.quiet, label="prefixexec demo")
     progress.step("loading BFCL tasks")
     tasks = demo.sample_tasks()
     replayed = demo.simulate(tasks, progress.step)
@@ -55,23 +46,42 @@ def run(args: argparse.Namespace) -> int:
         paired=True,
         adapter_options=(("bfcl-eval", installed_version("bfcl-eval")),),
     )
-    options = ReportOptions(
-        checkpoints=args.checkpoints,
-        max_depth=args.max_depth,
-        eligible=args.eligible,
-        title=demo.TITLE,
-        note=demo.NOTE,
-        bands=not args.no_bands,
-        label_shares=args.label_shares,
-        tex_compact=args.tex_compact,
-    )
+    options = options_of(args, title=demo.TITLE, note=demo.NOTE)
     extra = {
         "agents.md": demo.agents_markdown().encode("utf-8"),
         "records.jsonl": demo.records_jsonl(replayed).encode("utf-8"),
     }
-    target, files = publish(args.out, rollouts, results, str(signature), options, settings, progress, extra)
-    sys.stdout.write(files["table.md"].decode("utf-8"))
-    sys.stdout.write(
+    return assemble(rollouts, results, str(signature), options, settings, progress, extra)
+
+
+def steps() -> int:
+    """The steps the demo announces to its progress bar."""
+    from prefixexec import demo
+    from prefixexec.report import RENDER_STEPS
+
+    return 1 + (1 + len(demo.AGENTS)) + 1 + RENDER_STEPS + 1
+
+
+def write(args: argparse.Namespace, out: str, report: Any, files: dict[str, bytes]) -> Any:
+    """Write the rendered folder; returns it."""
+    from prefixexec.report import prepare_folder, write_files
+
+    prepare_folder(out)
+    return write_files(out, files)
+
+
+def run(args: argparse.Namespace) -> int:
+    from prefixexec.report import Progress, prepare_folder
+
+    prepare_folder(args.out)
+    progress = Progress(steps(), enabled=not args.quiet, label="prefixexec demo")
+    report, files = render(args, progress)
+    progress.step("writing files")
+    target = write(args, args.out, report, files)
+    progress.close()
+    out = stdout(args)
+    out.write(files["table.md"].decode("utf-8"))
+    out.write(
         f"\nThe agents are simulated (see {target / 'agents.md'}).\n"
         f"Full report ({len(files)} files) in {target}; open {target / 'report.html'}\n"
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from prefixexec.cli import add_adapter_options, int_at_least, read_input
+from prefixexec.cli import add_adapter_options, int_at_least, read_input, stdout
 
 NAME = "explain"
 
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     from prefixexec.rollouts import json_line
 
     if args.json:
-        sys.stdout.write("".join(json_line(explanation(r)) for r in rollouts))
+        stdout(args).write("".join(json_line(explanation(r)) for r in rollouts))
     else:
         render(rollouts, sys.stdout, colour=sys.stdout.isatty())
     return 0

@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     from prefixexec.ranking import LeaderboardOptions, leaderboard_document
     from prefixexec.ranking.tables import WRITERS
     from prefixexec.scoring import dumps
-    from prefixexec.ttyprogress import tty_steps
+    from prefixexec.ttyprogress import Work
 
     system_by = "condition"
     if args.by in SYSTEM_BY:
@@ -120,10 +120,10 @@ def run(args: argparse.Namespace) -> int:
         trials=args.trials,
         shared_tasks=args.shared_tasks,
     )
-    with tty_steps(args, "prefixexec leaderboard") as step:
-        step("reading input")
-        accumulators, _ = read_scored_input(args)
-        step(f"ranking ({args.bootstrap} resamples)" if args.bootstrap else "ranking")
+    with Work(args, "prefixexec leaderboard") as work:  # PROGRESS-TTY, PROGRESS-COUNT
+        work.phase("reading input", unit="rollouts")
+        accumulators, _ = read_scored_input(args, on_rows=work.advance)
+        work.phase(f"ranking ({args.bootstrap} resamples)" if args.bootstrap else "ranking")
         document = leaderboard_document(accumulators, settings_of(args), options, str(signature_of(args)))
     fmt = "json" if args.json else args.format
     text = dumps(document) if fmt == "json" else WRITERS[fmt](document)
@@ -132,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
         from prefixexec.ranking.figure import figure_bytes
 
         rendered = {path: figure_bytes(document, Path(path).suffix.lower().lstrip(".")) for path in figures}
-    _write(text, args.output)
+    _write(text, args.output, args)
     for path, data in rendered.items():
         _write_bytes(path, data)
     return 0

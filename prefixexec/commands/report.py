@@ -4,20 +4,22 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
+from typing import Any
 
 from prefixexec.adapters.text import printable
 from prefixexec.cli import (
     add_adapter_options,
     add_bootstrap_options,
+    add_quiet_option,
     add_rollouts_option,
     check_rollouts_path,
     int_at_least,
     read_input,
     settings_of,
     signature_of,
+    stdout,
 )
-from prefixexec.report.model import DEFAULT_CHECKPOINTS
+from prefixexec.report.model import DEFAULT_CHECKPOINTS, FIGURE_SIZES
 
 NAME = "report"
 
@@ -52,7 +54,7 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--max-depth", type=depth, metavar="K", help="deepest k drawn in the PEC figure")
     parser.add_argument("--eligible", action="store_true", help="also draw PEC_elig(k) as dashed lines")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    add_quiet_option(parser)
     parser.add_argument(
         "--no-bands", action="store_true", help="draw the curves without their interval bands"
     )
@@ -60,6 +62,20 @@ def add_report_options(parser: argparse.ArgumentParser) -> None:
         "--label-shares",
         action="store_true",
         help="the labels figure shows shares of RR-Eligible instead of counts",
+    )
+    parser.add_argument(
+        "--panel",
+        choices=("dataset", "model"),
+        default="dataset",
+        help="one figure panel per dataset, the models of a dataset in it (default), or one per "
+        "dataset and model (REP-PANEL)",
+    )
+    parser.add_argument(
+        "--figure-size",
+        choices=FIGURE_SIZES,
+        default="double",
+        help="figure width: single (one column of a two-column paper, 3.4 in) or double (a page, "
+        "7 in; default); fonts are sized for print at that width (REP-FIG-SIZE)",
     )
     parser.add_argument(
         "--tex-compact",
@@ -82,30 +98,32 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_rollouts_option(parser)
 
 
-def run(args: argparse.Namespace) -> int:
-    from prefixexec import rollouts as rollout_rows
-    from prefixexec.report import (
-        RENDER_STEPS,
-        Progress,
-        ReportOptions,
-        evaluate_by_dataset,
-        prepare_folder,
-        publish,
+def options_of(args: argparse.Namespace, **fixed: object) -> Any:
+    """The :class:`ReportOptions` of the command line (``fixed``: the demo's title and note)."""
+    from prefixexec.report import ReportOptions
+
+    return ReportOptions(
+        checkpoints=args.checkpoints,
+        max_depth=args.max_depth,
+        eligible=args.eligible,
+        bands=not args.no_bands,
+        label_shares=args.label_shares,
+        tex_compact=args.tex_compact,
+        panel=args.panel,
+        figure_size=args.figure_size,
+        **fixed,  # type: ignore[arg-type]  # the demo's title and note: strings
     )
+
+
+def render(args: argparse.Namespace, progress: Any) -> tuple[Any, dict[str, bytes]]:
+    """The report of the arguments' input, rendered in memory (the command and ``prefixexec.report()``)."""
+    from prefixexec.adapters import harness
+    from prefixexec.report import assemble, evaluate_by_dataset
     from prefixexec.selection import parse
 
-    prepare_folder(args.out)  # every file the report writes, checked before anything is read
     parse(args.select)  # a bad --select stops here, before anything is read
     if args.rollouts is not None:
         check_rollouts_path(args.rollouts)
-        from prefixexec.adapters.files import check_distinct
-        from prefixexec.report import FILES
-
-        report_files = [(f"the report file {name}", os.path.join(args.out, name)) for name in FILES]
-        check_distinct([*report_files, ("--rollouts", args.rollouts)])  # HOSTILE-OUTPUT-TWICE
-    progress = Progress(2 + RENDER_STEPS + 1, enabled=not args.quiet, label="prefixexec report")
-    from prefixexec.adapters import harness
-
     progress.step("reading input")
     with harness.collecting() as log:  # HARNESS-REPORT
         rollouts = read_input(args)
@@ -113,19 +131,54 @@ def run(args: argparse.Namespace) -> int:
     progress.total += datasets - 1
     settings = settings_of(args)
     results = evaluate_by_dataset(rollouts, settings, paired=not args.unpaired, progress=progress)
-    options = ReportOptions(
-        checkpoints=args.checkpoints,
-        max_depth=args.max_depth,
-        eligible=args.eligible,
-        bands=not args.no_bands,
-        label_shares=args.label_shares,
-        tex_compact=args.tex_compact,
-    )
+    signature = str(signature_of(args))
     found = log if args.adapter in harness.ADAPTERS else None
-    target, files = publish(
-        args.out, rollouts, results, str(signature_of(args)), options, settings, progress, harness=found
-    )
+    options = options_of(args)
+    return assemble(rollouts, results, signature, options, settings, progress, harness=found)
+
+
+def steps() -> int:
+    """The steps the report announces to its progress bar (more with more datasets)."""
+    from prefixexec.report import RENDER_STEPS
+
+    return 2 + RENDER_STEPS + 1
+
+
+def check_paths(args: argparse.Namespace, out: str) -> None:
+    """Every file the report will write, checked before anything is read (HOSTILE-REPORT), and
+    ``--rollouts`` not one of them (HOSTILE-OUTPUT-TWICE)."""
+    from prefixexec.report import prepare_folder
+
+    prepare_folder(out)
     if args.rollouts is not None:
-        rollout_rows.write(args.rollouts, rollout_rows.rows(rollouts))
-    sys.stdout.write(printable(f"wrote {len(files)} files to {target}; open {target / 'report.html'}") + "\n")
+        from prefixexec.adapters.files import check_distinct
+        from prefixexec.report import FILES
+
+        report_files = [(f"the report file {name}", os.path.join(out, name)) for name in FILES]
+        check_distinct([*report_files, ("--rollouts", args.rollouts)])
+
+
+def write(args: argparse.Namespace, out: str, report: Any, files: dict[str, bytes]) -> Any:
+    """Write the rendered folder, and ``--rollouts`` when given; returns the folder."""
+    from prefixexec import rollouts as rollout_rows
+    from prefixexec.report import prepare_folder, write_files
+
+    prepare_folder(out)
+    target = write_files(out, files)
+    if args.rollouts is not None:
+        rollout_rows.write(args.rollouts, rollout_rows.rows(report.rollouts))
+    return target
+
+
+def run(args: argparse.Namespace) -> int:
+    from prefixexec.report import Progress
+
+    check_paths(args, args.out)  # every file the report writes, checked before anything is read
+    progress = Progress(steps(), enabled=not args.quiet, label="prefixexec report")
+    report, files = render(args, progress)
+    progress.step("writing files")
+    target = write(args, args.out, report, files)
+    progress.close()
+    written = f"wrote {len(files)} files to {target}; open {target / 'report.html'}"
+    stdout(args).write(printable(written) + "\n")
     return 0

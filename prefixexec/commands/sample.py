@@ -1,27 +1,54 @@
-"""``prefixexec sample FILE...``: draw the paper's task subsets (section 2.6; spec: SAMPLE-*)."""
+"""``prefixexec sample``: draw the paper's task subsets (section 2.6; spec: SAMPLE-*).
+
+From the tasks of results (FILE... read with an adapter) or, before a model runs, from a
+benchmark's own task list (``--benchmark bfcl``, BFCL data files, a tau2 ``tasks.json``, a
+tau-bench v1 task module, a ToolSandbox ``result_summary.json``, or ``--tasks FILE``;
+:mod:`prefixexec.tasklists`), written in the form the benchmark's runner takes.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from prefixexec.cli import add_adapter_options, add_quiet_option, int_at_least, read_input
+from prefixexec.cli import add_adapter_options, add_quiet_option, int_at_least, read_input, stdout
 
 NAME = "sample"
+#: Output formats (SAMPLE-FORMAT).
+FORMATS = ("lines", "bfcl")
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         NAME,
-        help="draw a stratified task sample (the paper's section 2.6) for --select task_id=@FILE",
-        description="Read FILE... with --adapter and draw tasks with a seed: --per-category N tasks of "
-        "every stratum (BFCL category, tau-bench domain, any other adapter's dataset), or greedy "
-        "multi-label coverage of ToolSandbox scenario categories; --size N draws N tasks in all, "
-        "each stratum in proportion. Prints the task ids, one per line (or writes them to --output), "
-        "for 'score --select task_id=@FILE'; a summary per stratum goes to stderr.",
+        help="draw a stratified task sample (the paper's section 2.6), before or after a model runs",
+        description="Draw tasks with a seed, from a benchmark's own task list (--benchmark bfcl; BFCL "
+        "data files BFCL_v<N>_multi_turn_<category>.json; a tau2 tasks.json; a tau-bench v1 task module "
+        "tasks_<split>.py; a ToolSandbox result_summary.json; --tasks FILE) or from the tasks of result "
+        "files read with --adapter. --per-category N takes N tasks of every stratum (BFCL category, "
+        "tau-bench domain, ToolSandbox scenario category, any other adapter's dataset); --size N takes N "
+        "in all, each stratum in proportion. Writes the ids in the form the benchmark's runner takes "
+        "(BFCL: its --run-ids id file; others: one per line), which 'score --select task_id=@FILE' "
+        "also reads; a summary and the runner's command go to stderr.",
     )
-    parser.add_argument("files", nargs="+", metavar="FILE", help="input files ('-' for stdin)")
+    parser.add_argument("files", nargs="*", metavar="FILE", help="task lists or result files ('-' for stdin)")
+    parser.add_argument(
+        "--benchmark",
+        choices=("bfcl",),
+        help="the installed benchmark's own tasks: bfcl (every multi-turn category of bfcl-eval)",
+    )
+    parser.add_argument(
+        "--tasks",
+        metavar="FILE",
+        help="a task list: one task a line, ID or ID<TAB>STRATUM[<TAB>STRATUM...]",
+    )
+    parser.add_argument(
+        "--split",
+        metavar="NAME",
+        help="tau2: the split of split_tasks.json beside tasks.json (default: base, as tau2 run)",
+    )
     add_adapter_options(parser)
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument(
@@ -32,7 +59,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     parser.add_argument("--seed", type=int_at_least(0), default=0, help="sampling seed (default 0)")
     parser.add_argument("--output", metavar="PATH", help="write the task ids to PATH instead of stdout")
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        help="lines: one id per line; bfcl: BFCL's test_case_ids_to_generate.json (category -> ids; "
+        "default for BFCL task lists)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the sample and its strata as JSON")
     add_quiet_option(parser)
+    parser.set_defaults(detect_in_command=True)  # a task list is not detected as rollouts
 
 
 def task_labels(rollouts: Sequence[object]) -> dict[str, frozenset[str]]:
@@ -61,24 +96,105 @@ def task_labels(rollouts: Sequence[object]) -> dict[str, frozenset[str]]:
     return {task: frozenset(ls) for task, ls in labels.items()}
 
 
+def _task_list(args: argparse.Namespace) -> Any:
+    """The benchmark task list the arguments name, or ``None`` for result files."""
+    from prefixexec import tasklists
+    from prefixexec.adapters import InputError
+
+    given = [name for name, on in (("FILE", bool(args.files)), ("--benchmark", args.benchmark),
+                                   ("--tasks", args.tasks)) if on]  # fmt: skip
+    if len(given) != 1:
+        one = "give one of FILE..., --benchmark or --tasks"
+        raise InputError("sample", f"give only one of {', '.join(given)}" if given else one)
+    if args.benchmark == "bfcl":
+        return tasklists.bfcl_installed()
+    if args.tasks is not None:
+        return tasklists.plain_list(args.tasks)
+    found = tasklists.read(args.files, args.split)
+    if found is not None and getattr(args, "_rollouts", None) is None:
+        return found
+    return None
+
+
+def _check_task_list_options(args: argparse.Namespace) -> None:
+    """Adapter options and --select have nothing to act on in a benchmark's task list."""
+    from prefixexec.adapters import InputError
+
+    for name in ("model", "method", "category", "threshold", "scorer", "error_pattern", "by", "label_rules",
+                 "inference_errors", "select"):  # fmt: skip
+        if getattr(args, name, None) is not None:
+            flag = "--" + name.replace("_", "-")
+            raise InputError(flag, "applies to result files, not to a benchmark's task list")
+    if args.adapter not in ("auto", None):
+        raise InputError("--adapter", "applies to result files, not to a benchmark's task list")
+
+
+def document(
+    drawn: Any, labels: Mapping[str, frozenset[str]], seed: int, source: str, fmt: str, hint: str | None
+) -> dict[str, Any]:
+    """The ``sample --json`` document (SAMPLE-JSON)."""
+    return {
+        "source": source,
+        "seed": seed,
+        "format": fmt,
+        "tasks": list(drawn.tasks),
+        "available": len(labels),
+        "strata": {
+            label: {"available": n, "picked": drawn.picked[label]} for label, n in drawn.available.items()
+        },
+        "runner": hint,
+    }
+
+
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from prefixexec import tasklists
+    from prefixexec.adapters import InputError
     from prefixexec.adapters.files import atomic_path, output_directory
     from prefixexec.sampling import sample
+    from prefixexec.scoring import dumps
 
-    labels = task_labels(read_input(args))
-    drawn = sample(labels, seed=args.seed, per_category=args.per_category, size=args.size)
-    text = "".join(f"{task}\n" for task in drawn.tasks)
-    if args.output is None:
-        sys.stdout.write(text)
+    tasklist = _task_list(args)
+    if tasklist is not None:
+        _check_task_list_options(args)
+        labels = dict(tasklist.tasks)
+        source = tasklist.source
     else:
+        from prefixexec.cli import resolve_adapter
+
+        if args.split is not None:
+            raise InputError("--split", "only applies to a tau2 tasks.json")
+        args.detect_in_command = False
+        resolve_adapter(args)
+        labels = task_labels(read_input(args))
+        source = f"results ({', '.join(args.files)})"
+    fmt = args.format or ("bfcl" if tasklist is not None and tasklist.runner == "bfcl" else "lines")
+    drawn = sample(labels, seed=args.seed, per_category=args.per_category, size=args.size)
+    if fmt == "bfcl":
+        from prefixexec.adapters.bfcl.backend import category_of
+
+        outside = [t for t in drawn.tasks if not category_of(t).startswith("multi_turn_")]
+        if outside:
+            raise InputError("--format bfcl", f"{outside[0]!r} is not a BFCL multi-turn task id")
+        text = tasklists.bfcl_id_file(drawn.tasks)
+    else:
+        text = "".join(f"{task}\n" for task in drawn.tasks)
+    hint = None if tasklist is None else tasklists.runner_hint(tasklist, drawn.tasks, args.output, fmt)
+    if args.output is not None:
         output_directory(args.output)
         with atomic_path(Path(args.output)) as tmp:
             Path(tmp).write_text(text, encoding="utf-8")
+    if args.json:
+        stdout(args).write(dumps(document(drawn, labels, args.seed, source, fmt, hint)))
+    elif args.output is None:
+        stdout(args).write(text)
     if not args.quiet:
         strata = ", ".join(f"{label} {drawn.picked[label]}/{n}" for label, n in drawn.available.items())
         sys.stderr.write(
-            f"prefixexec: sampled {len(drawn.tasks)} of {len(labels)} tasks (seed {args.seed}): {strata}\n"
+            f"prefixexec: sampled {len(drawn.tasks)} of {len(labels)} tasks of {source} (seed {args.seed}): "
+            f"{strata}\n"
         )
+        if hint is not None:
+            sys.stderr.write(f"prefixexec: run them with: {hint}\n")
     return 0

@@ -43,8 +43,8 @@ try:
     from inspect_ai.tool import ToolCallView
 except ImportError as exc:  # pragma: no cover - exercised by a subprocess test without inspect_ai
     raise ImportError(
-        "prefixexec.integrations.inspect needs inspect_ai: pip install 'prefix-executability[inspect]'"
-        f" ({exc})"
+        "prefixexec.integrations.inspect needs inspect_ai: pip install 'inspect_ai>=0.3' "
+        f"(or pip install '.[inspect]' in a prefixexec checkout) ({exc})"
     ) from exc
 
 import numpy as np

@@ -151,6 +151,23 @@ def _leaderboard(report: Report) -> dict[str, Any]:
     )
 
 
+def assemble(
+    rollouts: Sequence[Rollout],
+    results: Sequence[ConditionResult],
+    signature: str,
+    options: ReportOptions,
+    settings: BootstrapSettings | None,
+    progress: Progress | None = None,
+    extra: Mapping[str, bytes] | None = None,
+    harness: HarnessLog | None = None,
+) -> tuple[Report, dict[str, bytes]]:
+    """Build and render a report in memory (``report``, ``demo`` and ``prefixexec.report()``);
+    ``harness``: the harness errors of an adapter that reads them (HARNESS-REPORT)."""
+    boot = None if settings is None else (settings.B, settings.seed, settings.level)
+    report = build_report(rollouts, results, signature, options, boot, harness)
+    return report, render_files(report, progress, extra)
+
+
 def publish(
     out: str,
     rollouts: Sequence[Rollout],
@@ -163,9 +180,7 @@ def publish(
     harness: HarnessLog | None = None,
 ) -> tuple[Path, dict[str, bytes]]:
     """Build, render and write a report folder: the last steps of ``report`` and ``demo``."""
-    boot = None if settings is None else (settings.B, settings.seed, settings.level)
-    report = build_report(rollouts, results, signature, options, boot, harness)
-    files = render_files(report, progress, extra)
+    _, files = assemble(rollouts, results, signature, options, settings, progress, extra, harness)
     progress.step("writing files")
     target = write_files(out, files)
     progress.close()
@@ -224,6 +239,7 @@ __all__ = [
     "Progress",
     "Report",
     "ReportOptions",
+    "assemble",
     "build_report",
     "evaluate_by_dataset",
     "prepare_folder",
@@ -231,3 +247,8 @@ __all__ = [
     "render_files",
     "write_files",
 ]
+
+
+from prefixexec._callable import make_callable  # noqa: E402  # API-COMMANDS: prefixexec.report(...) runs the command
+
+make_callable(__name__)

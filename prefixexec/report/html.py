@@ -45,7 +45,12 @@ p.note { background: #fff3cd; border: 1px solid #e0b000; padding: 0.6em 1em; fon
 p.caption { color: #444; font-size: 0.85em; } code { font-size: 0.85em; }
 img.figure { max-width: min(100%, 60em); height: auto; border: 1px solid #ddd; }
 table.drill td { white-space: normal; vertical-align: top; }
-table.drill td.reason { max-width: 40em; }
+table.drill { width: 100%; }
+table.drill td.reason { min-width: 16em; width: 45%; overflow-wrap: anywhere; }
+table.drill td.condition span { display: inline-block; white-space: nowrap; margin-right: 0.3em; }
+table.drill td.condition span.method { display: block; color: #444; }
+table.drill td.condition span.where { font-size: 0.85em; color: #666; }
+div.drill { overflow-x: auto; }
 table.drill th.sortable { cursor: pointer; text-decoration: underline dotted; }
 table.drill button.expand { font: inherit; border: 1px solid #999; background: #f4f4f4; cursor: pointer;
                             padding: 0 0.4em; margin-right: 0.4em; }
@@ -246,9 +251,15 @@ def drill_down(report: Report) -> list[str]:
         cells = []
         for (name, _), value in zip(columns, values, strict=True):
             inner = escape(value)
-            if name == "condition":
-                inner = f'<button class="expand" type="button" aria-expanded="false">\u25b8</button>{inner}'
-            css = ' class="reason"' if name == "reason" else ""
+            if name == "condition":  # the method, then dataset / model, each unbroken (REP-DRILL)
+                c = r.condition
+                inner = (
+                    f'<span class="method"><button class="expand" type="button" aria-expanded="false">'
+                    f"\u25b8</button>{escape(c.method)}</span>"
+                    f'<span class="where">{escape(c.dataset)} /</span> '
+                    f'<span class="where">{escape(c.model)}</span>'
+                )
+            css = f' class="{name}"' if name in ("reason", "condition") else ""
             cells.append(f'<td{css} data-sort="{escape(value)}">{inner}</td>')
         body.append(
             f'<tr class="rollout" id="r{i}" data-condition="{escape(condition(r))}" '
@@ -273,8 +284,8 @@ def drill_down(report: Report) -> list[str]:
         f'<p class="caption">{escape(note)} Click a column title to sort, ▸ to see the actions: '
         "ok, the first failure (highlighted) and the ones after it (not counted).</p>",
         f'<div class="controls">{controls}<span id="drill-count"></span></div>',
-        f'<table class="report drill" id="drill"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(body)}</tbody></table>",
+        f'<div class="drill"><table class="report drill" id="drill"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>",
     ]
 
 
@@ -333,3 +344,4 @@ def report_html(
     out.append(f"<script>{script}</script>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"
+

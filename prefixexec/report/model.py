@@ -30,6 +30,10 @@ NA = "n/a"
 COST_FIELDS: tuple[tuple[str, str], ...] = (("tokens", "mean tokens"), ("latency_s", "mean latency (s)"))
 #: Default PEC checkpoints (the paper's Table G.1 reports early depths).
 DEFAULT_CHECKPOINTS: tuple[int, ...] = (1, 2, 4, 8)
+#: Figure widths (REP-FIG-SIZE): one column of a two-column paper, or the page's text width.
+FIGURE_SIZES: tuple[str, ...] = ("single", "double")
+#: What a figure panel holds (REP-PANEL): a dataset (its models in one axis) or a dataset x model.
+PANELS: tuple[str, ...] = ("dataset", "model")
 
 Interval = tuple[float, float] | None
 
@@ -58,6 +62,10 @@ class ReportOptions:
     label_shares: bool = False
     #: ``table.tex`` fits one column of a two-column paper (``--tex-compact``).
     tex_compact: bool = False
+    #: One figure panel per ``dataset`` (default) or per dataset x ``model`` (``--panel``, REP-PANEL).
+    panel: str = attrs.field(default="dataset", validator=attrs.validators.in_(PANELS))
+    #: Figure width, ``single`` or ``double`` column (``--figure-size``, REP-FIG-SIZE).
+    figure_size: str = attrs.field(default="double", validator=attrs.validators.in_(FIGURE_SIZES))
 
     @checkpoints.validator
     def _check_checkpoints(self, attribute: attrs.Attribute[tuple[int, ...]], value: tuple[int, ...]) -> None:

@@ -1,7 +1,8 @@
 """A small progress bar on stderr for runs that take more than a moment (spec: REP-PROGRESS).
 
 Nothing is shown until ``delay`` seconds have passed, so quick runs stay silent; then on a
-terminal a ``rich`` progress bar (bar, count, elapsed time, the current step) is redrawn in place;
+terminal a ``rich`` progress bar (bar, steps done of all, elapsed time, time left, the current
+step) is redrawn in place;
 when stderr is not a terminal nothing is written, and ``enabled=False`` (``--quiet``) never
 writes anything either.
 """
@@ -48,7 +49,13 @@ class Progress:
     def _rich_step(self, what: str) -> None:
         """Draw the step with a rich progress bar on the terminal (started on first use)."""
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
         from rich.progress import Progress as Bar
 
         if self._bar is None:
@@ -58,6 +65,8 @@ class Progress:
                 BarColumn(bar_width=WIDTH),
                 MofNCompleteColumn(),
                 TimeElapsedColumn(),
+                TextColumn("left"),
+                TimeRemainingColumn(),
                 TextColumn("{task.description}"),
                 console=console,
                 transient=False,

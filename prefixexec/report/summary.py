@@ -90,6 +90,8 @@ def summary_document(report: Report, files: Sequence[str]) -> dict[str, Any]:
             "max_depth": o.max_depth,
             "eligible": o.eligible,
             "intervals": report.intervals,
+            "panel": o.panel,
+            "figure_size": o.figure_size,
         },
         "blocks": [
             {"dataset": b.dataset, "model": b.model, "methods": [r.key.method for r in b.rows]}

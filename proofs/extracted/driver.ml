@@ -385,8 +385,9 @@ let parse_label where path = function
       | None -> bad where (Printf.sprintf "at %s: %s is not a label (%s)" path (quote s) label_list))
   | v -> bad where (Printf.sprintf "at %s: expected a label string, got %s" path (type_name v))
 
-(* A label or a non-empty list of labels. *)
+(* A label, a non-empty list of labels, or null (no label: REC-FORMAT). *)
 let parse_labels where path = function
+  | Null -> []
   | Str _ as v -> [ parse_label where path v ]
   | Arr [] -> bad where (Printf.sprintf "at %s: an empty list of labels" path)
   | Arr items -> List.mapi (fun i v -> parse_label where (Printf.sprintf "%s[%d]" path i) v) items
@@ -485,7 +486,7 @@ let parse_action where i v =
   let labels =
     match field fields "label" with Some l -> parse_labels where (path ^ ".label") l | None -> []
   in
-  if executable && (field fields "label" <> None || field fields "reason" <> None) then
+  if executable && (labels <> [] || field fields "reason" <> None) then
     bad where (Printf.sprintf "%s: label/reason given for an executable action" path);
   (executable, labels)
 

@@ -1,0 +1,90 @@
+"""Rich display in notebooks: HTML tables of results and flat rows for data frames (API-DISPLAY).
+
+Jupyter shows an object by its ``_repr_html_``; every result of the Python API has one, built
+here from the same values ``--json`` gives (every name escaped). :func:`flatten` turns a nested
+JSON row into one level of columns for pandas and polars.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from prefixexec.api import Scores
+
+#: Rows shown in a notebook before "... N more rows".
+MAX_ROWS = 50
+
+
+def _cell(value: object) -> object:
+    """A value for a data frame cell: scalars as they are, anything nested as its JSON text."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, list) and all(v is None or isinstance(v, bool | int | float | str) for v in value):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def flatten(row: Mapping[str, Any]) -> dict[str, Any]:
+    """One level of columns: a nested object ``failing`` becomes ``failing.position``,
+    ``failing.tool``, ...; deeper values (arguments, lists of objects) become JSON text."""
+    out: dict[str, Any] = {}
+    for key, value in row.items():
+        if isinstance(value, Mapping):
+            for inner, item in value.items():
+                out[f"{key}.{inner}"] = _cell(item)
+        else:
+            out[key] = _cell(value)
+    return out
+
+
+def _text(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, list | dict):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def html_table(
+    rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None, title: str = ""
+) -> str:
+    """An HTML table of ``rows`` (the first :data:`MAX_ROWS`), every value escaped."""
+    names = list(columns) if columns is not None else list(dict.fromkeys(k for r in rows for k in r))
+    head = "".join(f"<th>{html.escape(n)}</th>" for n in names)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(_text(r.get(n)))}</td>" for n in names) + "</tr>"
+        for r in rows[:MAX_ROWS]
+    )
+    more = f"<p>... {len(rows) - MAX_ROWS} more rows</p>" if len(rows) > MAX_ROWS else ""
+    caption = f"<caption>{html.escape(title)}</caption>" if title else ""
+    return f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{more}"
+
+
+def scores_html(scores: Scores) -> str:
+    """The ``score`` table: each value with its interval (RR: Wilson), and the signature."""
+    from prefixexec.report.model import fmt, fmt_interval
+
+    titles = (
+        ("TER", "TER"),
+        ("mean_FED", "mean FED"),
+        ("AUC_PEC", "AUC-PEC"),
+        ("RR", "RR"),
+        ("success", "success"),
+    )
+    rows = []
+    for c in scores.conditions:
+        row: dict[str, Any] = {"dataset": c.dataset, "model": c.model, "method": c.method, "N": c.N}
+        for name, title in titles:
+            if name == "RR":
+                row["RR-eligible"] = c.RR_eligible
+            interval = c.ci[name]
+            shown = fmt_interval(None if interval is None else (interval.low, interval.high))
+            row[title] = f"{fmt(getattr(c, name))} {shown}".strip()
+        rows.append(row)
+    return html_table(rows) + f"<p><code>{html.escape(scores.signature)}</code></p>"
