@@ -43,6 +43,7 @@ ADAPTER_OPTIONS = (
     "label_rules",
     "harness_errors",
     "inference_errors",
+    "bfcl_decoder",
 )
 #: Metrics with a bootstrap distribution (:func:`bootstrap`).
 BOOTSTRAP_METRICS = ("TER", "AUC_PEC", "mean_FED", "success", "RR")
