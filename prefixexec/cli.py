@@ -250,6 +250,13 @@ def add_adapter_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", help="model name, for adapters whose input does not carry it")
     parser.add_argument("--method", help="method name, for adapters whose input does not carry it")
     parser.add_argument("--category", help="BFCL: only this category")
+    parser.add_argument(
+        "--bfcl-decoder",
+        metavar="NAME",
+        help="BFCL: the model handler's decoder that reads the result files (xlam, llama-3.1, "
+        "tool-call-tags, ..., or a BFCL handler class); default auto: the handler BFCL's model map "
+        "gives the result folder's model, else BFCL's API rules (spec BFCL-HANDLERS)",
+    )
     parser.add_argument("--threshold", type=float, help="ToolSandbox/inspect: success threshold")
     parser.add_argument("--scorer", help="inspect: the scorer whose value is the success Y")
     parser.add_argument("--error-pattern", help="chat: regex marking a tool result as an error")
@@ -507,7 +514,7 @@ def signature_options(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
     backend = ADAPTERS[args.adapter].backend
     if backend is not None:
         found.append((backend, installed_version(backend)))
-    for name in ("category", "threshold", "scorer", "by", "task_attr", "success_attr"):
+    for name in ("category", "threshold", "scorer", "by", "task_attr", "success_attr", "bfcl_decoder"):
         value = getattr(args, name, None)
         if value is not None:
             found.append((name, f"{value:g}" if isinstance(value, float) else str(value)))
@@ -570,7 +577,7 @@ def adapter_options(args: argparse.Namespace) -> AdapterOptions:
         load_label_rules(label_rules, args.adapter)  # checks the file before any input is read
     extra = {
         name: getattr(args, name)
-        for name in ("task_attr", "success_attr")
+        for name in ("task_attr", "success_attr", "bfcl_decoder")
         if getattr(args, name, None) is not None
     }
     return AdapterOptions(
@@ -637,6 +644,7 @@ OPTION_ADAPTERS: dict[str, tuple[str, ...]] = {
     "model": ("bfcl", "chat", "inspect", "taubench", "toolsandbox", *TRACE_ADAPTERS),
     "method": ("bfcl", "chat", "inspect", "taubench", "toolsandbox", *TRACE_ADAPTERS),
     "category": ("bfcl",),
+    "bfcl_decoder": ("bfcl",),
     "threshold": ("inspect", "toolsandbox", *TRACE_ADAPTERS),
     "scorer": ("inspect",),
     "error_pattern": ("chat", *TRACE_ADAPTERS),

@@ -216,12 +216,13 @@ def test_the_gate_keeps_evaluable_output_from_bfcls_eval() -> None:
     assert unsafe_text("[cd(folder=lambda: 1)]") is not None
 
 
-@pytest.mark.spec("BFCL-DIFF", "BFCL-DROPPED")
+@pytest.mark.spec("BFCL-HANDLERS", "BFCL-DROPPED")
 def test_json_tool_calls_written_as_text_are_said_not_silently_read(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # What a local model's handler writes (xLAM: [{"name", "arguments"}]; Llama 3.1: {"name",
-    # "parameters"} joined by ";"); BFCL decodes them with the handler's own decoder, not mirrored.
+    # "parameters"} joined by ";"); BFCL decodes them with the handler's own decoder, which the
+    # folder name "demo" does not tell: read with the API rules, warned about, --bfcl-decoder named.
     steps = [
         '[{"name": "cd", "arguments": {"folder": "document"}}]',
         '{"name": "ls", "parameters": {}}; {"name": "pwd", "parameters": {}}',
@@ -235,7 +236,13 @@ def test_json_tool_calls_written_as_text_are_said_not_silently_read(
     ])  # fmt: skip
     (rollout,) = bfcl.read([str(path)], AdapterOptions())
     err = capsys.readouterr().err
-    assert "3 text steps hold JSON tool calls" in err and "(BFCL-DIFF)" in err
+    assert "3 text steps hold JSON tool calls" in err and "--bfcl-decoder" in err and "BFCL-HANDLERS" in err
     assert rollout.outcome.T == 1  # read as replies: the no-tool action, as BFCL's API rules read them
     (summary,) = bfcl.read_results([str(path)], AdapterOptions()).files
-    assert summary.json_call_texts == 3
+    assert (summary.json_call_texts, summary.decoder) == (3, "api")
+    # Named, the xLAM decoder reads its own step (the first) as a call; Llama's two objects (no
+    # "arguments") and the last one are calls it raises on: schema failures, never run by BFCL; the
+    # tagged text and the prose are replies. Nothing is warned about.
+    (xlam,) = bfcl.read([str(path)], AdapterOptions(extra={"bfcl_decoder": "xlam"}))
+    assert (xlam.outcome.T, xlam.outcome.fed, xlam.meta["action_texts"][0]) == (4, 1, "cd(folder='document')")
+    assert "JSON tool calls" not in capsys.readouterr().err

@@ -571,6 +571,8 @@ def _file_lines(files: Sequence[FileSummary]) -> list[str]:
             )
         lines += [
             f"  {f.path}",
+            f"    decoder {f.decoder} (BFCL-HANDLERS: {f.decoder_why}); text steps BFCL's decoder would "
+            f"eval as Python, not decoded here (BFCL-DIFF): {f.evaluated_steps}",
             f"    entries {f.entries}, inference errors {f.inference_errors}, steps {f.steps}, "
             f"call steps {f.call_steps}, calls {f.calls}, decodable calls {f.decodable_calls}",
             f"    steps BFCL's loop drops (undecodable: invalid JSON, arguments not an object, ...): "
@@ -580,8 +582,8 @@ def _file_lines(files: Sequence[FileSummary]) -> list[str]:
             f"{f.mixed_steps} ({f.mixed_calls} calls)",
             f"    turns written as one string (BFCL's loop decodes none of it; decoded here as one "
             f"step): {f.string_turns} ({f.string_turn_calls} calls)",
-            f"    text steps holding JSON tool calls (a local model's handler decodes them with its own "
-            f"decoder, not mirrored: read as replies, BFCL-DIFF): {f.json_call_texts}",
+            f"    text steps holding JSON tool calls read as replies by this decoder (a local model's "
+            f"handler decodes them with its own: give --bfcl-decoder): {f.json_call_texts}",
             f"    steps with a function name that is not an identifier (e.g. chat-template tokens), "
             f"executed by BFCL as errors: {f.bad_name_steps}",
             f"    {log}",

@@ -23,8 +23,8 @@ from .. import harness
 from ..errors import InputError
 from ..limits import notice
 from ..records import open_lines, parse_json_line
-from . import backend
-from .parse import MAX_STEP_CHARS, DecodedStep, StepFormatError, decode_prompting, decode_step
+from . import backend, decoders
+from .parse import MAX_STEP_CHARS, DecodedStep, StepFormatError
 from .semantics import (
     INFERENCE_ERROR,
     INFERENCE_MESSAGE_CHARS,
@@ -46,6 +46,10 @@ DEFAULT_METHOD = "default"
 INFERENCE_ERROR_CHOICES = harness.CHOICES
 #: What BFCL's inference loop logs when it cannot decode a step (and ends the turn).
 BFCL_DECODE_ERROR_LOG = "Error decoding the model response"
+
+#: Decoders that read text steps as replies (or as Python calls): a text holding JSON tool calls
+#: is counted and warned about in their files (BFCL-HANDLERS).
+API_RULES = ("api", "fc", "prompting", "fc-list")
 
 _RESULT_NAME = re.compile(r"^BFCL_v\d+_(.+)_result\.json$")
 
@@ -102,9 +106,15 @@ class FileSummary:
     string_turns: int = 0
     #: Calls decoded from those turns: tool actions here; BFCL's loop runs none of them.
     string_turn_calls: int = 0
-    #: Text steps that hold JSON tool calls (``[{"name": ..., "arguments": ...}]``): what local
-    #: models' handlers write and decode with decoders of their own, not mirrored (BFCL-DIFF).
+    #: Text steps that hold JSON tool calls (``[{"name": ..., "arguments": ...}]``) in a file read
+    #: with the API rules: what local models' handlers write and decode with decoders of their own
+    #: (BFCL-HANDLERS); read as replies here unless ``--bfcl-decoder`` names the decoder.
     json_call_texts: int = 0
+    #: The decoder that read the file (BFCL-HANDLERS) and why it was chosen.
+    decoder: str = "api"
+    decoder_why: str = ""
+    #: Text steps BFCL's decoder would ``eval`` as Python beyond literals: not decoded (BFCL-DIFF).
+    evaluated_steps: int = 0
 
     @property
     def log_agrees(self) -> bool | None:
@@ -173,14 +183,15 @@ def _file_category(path: str) -> str | None:
     return category
 
 
-def _decode_turns(where: str, result: list[Any], function_calling: bool) -> list[list[DecodedStep]]:
+def _decode_turns(
+    where: str, result: list[Any], function_calling: bool, decoder: decoders.Decoder
+) -> list[list[DecodedStep]]:
     turns: list[list[DecodedStep]] = []
     for t, turn in enumerate(result):
         if isinstance(turn, str):
-            # BFCL-STRING-TURN: a turn written as one string is decoded as one prompting step; BFCL's
-            # loop iterates its characters and decodes none of them, so its calls are not BFCL's.
-            step = decode_prompting(turn)
-            turns.append([DecodedStep(tuple(attrs.evolve(c, decoded=False) for c in step.calls))])
+            # BFCL-STRING-TURN: a turn written as one string is decoded as one step; BFCL's loop
+            # iterates its characters and decodes none of them, so its calls are not BFCL's.
+            turns.append([decoders.decode_string_turn(decoder, turn)])
             continue
         if not isinstance(turn, list):
             raise InputError(
@@ -189,7 +200,7 @@ def _decode_turns(where: str, result: list[Any], function_calling: bool) -> list
         steps: list[DecodedStep] = []
         for s, raw in enumerate(turn):
             try:
-                steps.append(decode_step(raw, function_calling=function_calling))
+                steps.append(decoders.decode(decoder, raw, function_calling=function_calling))
             except StepFormatError as exc:
                 raise InputError(where, f"result[{t}][{s}]: {exc}") from None
         turns.append(steps)
@@ -264,7 +275,7 @@ def _logged_decode_errors(log: Any) -> int:
 
 
 def _count(
-    summary: FileSummary, turns: list[list[DecodedStep]], record: dict[str, Any]
+    summary: FileSummary, turns: list[list[DecodedStep]], record: dict[str, Any], api_rules: bool
 ) -> FileSummary:
     strings = [t for t, turn in enumerate(record["result"]) if isinstance(turn, str)]
     string_calls = sum(len(step.calls) for t in strings for step in turns[t])
@@ -277,7 +288,9 @@ def _count(
     raw = [s for turn in record["result"] if isinstance(turn, list) for s in turn if isinstance(s, str)]
     return attrs.evolve(
         summary,
-        json_call_texts=summary.json_call_texts + sum(json_call_text(s) for s in raw),
+        json_call_texts=summary.json_call_texts + (sum(json_call_text(s) for s in raw) if api_rules else 0),
+        evaluated_steps=summary.evaluated_steps
+        + sum(any((c.fault or "").startswith(decoders.EVAL_FAULT) for c in step.calls) for step in steps),
         text_steps=summary.text_steps + sum(step.text and not step.calls for step in steps),
         mixed_steps=summary.mixed_steps + len(mixed),
         mixed_calls=summary.mixed_calls + sum(len(step.calls) for step in mixed),
@@ -311,6 +324,10 @@ def read_results(paths: Sequence[str], options: AdapterOptions) -> ReadResult:
             raise InputError("--category", str(exc)) from None
     exclude = harness.policy(options, "bfcl") == "exclude"
     backend.package()
+    requested = options.extra.get("bfcl_decoder")
+    if requested is not None and not isinstance(requested, str):
+        raise InputError("--bfcl-decoder", f"expected a decoder name, got {type(requested).__name__}")
+    decoders.choose("", requested)  # an unknown name is an error before any file is read
     method = options.method or DEFAULT_METHOD
     rollouts: list[Rollout] = []
     excluded: list[Excluded] = []
@@ -325,9 +342,13 @@ def read_results(paths: Sequence[str], options: AdapterOptions) -> ReadResult:
         model = options.model or (None if path == "-" else _model_from_path(path))
         if not model:
             raise InputError(path, "cannot tell the model from the path: give --model")
+        choice = decoders.choose(model, requested)
         objects = _objects(path)
-        summary = FileSummary("<stdin>" if path == "-" else path)
+        summary = FileSummary(
+            "<stdin>" if path == "-" else path, decoder=choice.decoder.name, decoder_why=choice.why
+        )
         fc = function_calling(model, [record for _, record in objects])
+        api_rules = choice.decoder.name in API_RULES
         for where, record in objects:
             task_id: str = record["id"]
             category = backend.category_of(task_id)
@@ -369,8 +390,8 @@ def read_results(paths: Sequence[str], options: AdapterOptions) -> ReadResult:
                 continue
             if not isinstance(result, list):
                 raise InputError(where, f"'result' must be a list of turns, got {type(result).__name__}")
-            turns = _decode_turns(where, result, fc)
-            summary = _count(summary, turns, record)
+            turns = _decode_turns(where, result, fc, choice.decoder)
+            summary = _count(summary, turns, record, api_rules)
             run = make_run(bfcl_task, turns)
             evaluation = evaluate(run)
             rollouts.append(
@@ -399,8 +420,21 @@ def read(paths: Sequence[str], options: AdapterOptions) -> list[Rollout]:
             notice(
                 f"prefixexec: warning: {summary.path}: {summary.json_call_texts} text steps hold JSON "
                 "tool calls ([{\"name\": ..., \"arguments\": ...}]), which a local model's BFCL handler "
-                "decodes with a decoder of its own, not mirrored here: they are read as replies "
-                "(BFCL's API-handler rules), so T, FED and Y can differ from BFCL's (BFCL-DIFF)"
+                f"decodes with a decoder of its own; the file is read with the {summary.decoder} "
+                f"decoder ({summary.decoder_why}), as replies: name the model's decoder with "
+                "--bfcl-decoder (e.g. xlam, llama-3.1, tool-call-tags; BFCL-HANDLERS), else T, FED "
+                "and Y can differ from BFCL's"
+            )
+        if "not mirrored" in summary.decoder_why:
+            notice(
+                f"prefixexec: warning: {summary.path}: {summary.decoder_why}: read with BFCL's API "
+                "rules, so T, FED and Y can differ from BFCL's (BFCL-DIFF)"
+            )
+        if summary.evaluated_steps:
+            notice(
+                f"prefixexec: warning: {summary.path}: {summary.evaluated_steps} text steps would be "
+                "run by BFCL's decoder as Python (eval) beyond literals: not decoded here, each a schema "
+                "failure (BFCL-DIFF)"
             )
     harness.report("bfcl", result.harness_errors)
     return list(result.rollouts)
