@@ -25,12 +25,15 @@ cd "$repo"
 venv="${PREFIXEXEC_TEST_VENV:-$repo/.venv-test}"
 # BFCL's checker (tests/bfcl_parity.py) imports bfcl_eval.model_handler.utils, which needs tree_sitter
 # and its two grammars, filelock and python-dotenv beside the --no-deps bfcl-eval (benchmarks.md).
-pins="bfcl-eval==2026.3.23 mpmath tree_sitter==0.21.3 tree-sitter-java==0.21.0 tree-sitter-javascript==0.21.4 filelock python-dotenv"
+# The BFCL adapter's benchmark package (the README's set-up command installs the same pins) ...
+pins="bfcl-eval==2026.3.23 mpmath"
+# ... and what BFCL's own checker and handler decoders import, for the parity tests only.
+checker_pins="tree_sitter==0.21.3 tree-sitter-java==0.21.0 tree-sitter-javascript==0.21.4 filelock python-dotenv"
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
 stamp="$venv/.prefixexec-install-stamp"
-want="$( { cat pyproject.toml; echo "$pins"; "$venv/bin/python" -VV; } | sha256sum | cut -d' ' -f1)"
+want="$( { cat pyproject.toml; echo "$pins $checker_pins"; "$venv/bin/python" -VV; } | sha256sum | cut -d' ' -f1)"
 if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && "$venv/bin/python" -c "import prefixexec.cli, xdist" 2>/dev/null; then
   step "installation up to date ($stamp)"
 else
@@ -39,7 +42,7 @@ else
   "$venv/bin/python" -m pip install -q --disable-pip-version-check -U pip
   "$venv/bin/python" -m pip install -q --disable-pip-version-check -e ".[test]"
   # shellcheck disable=SC2086  # several requirement words
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps $pins
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps $pins $checker_pins
   echo "$want" > "$stamp"
 fi
 

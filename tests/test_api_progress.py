@@ -117,7 +117,8 @@ def test_work_counts_and_says_the_time_left(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 @pytest.mark.spec("PROGRESS-COUNT")
-def test_score_counts_rollouts_and_datasets_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_score_counts_rollouts_and_bootstrap_blocks_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     code, err = run_on(Terminal(), ["score", "--bootstrap", "200", DEMO], monkeypatch)
-    # examples/demo.jsonl: 8 rollouts of one dataset (wc -l; every line's dataset is "demo").
-    assert code == 0 and "reading input  8 rollouts" in err and "1/1 datasets" in err
+    # examples/demo.jsonl: 8 rollouts of one dataset (wc -l; every line's dataset is "demo"); 200
+    # resamples of 4 tasks fit in one block of the blocked bootstrap (BOOT-BLOCK, BOOT-PROGRESS).
+    assert code == 0 and "reading input  8 rollouts" in err and "1/1 blocks" in err

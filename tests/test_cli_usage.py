@@ -30,6 +30,7 @@ REQUIRED = {
     "conformance": ["--command", "x"],
     "audit-table": ["t.csv"],
     "demo": ["--out", "d"],
+    "leaderboard": ["f"],
 }
 
 

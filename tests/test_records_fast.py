@@ -18,6 +18,7 @@ escapes, whitespace, both or neither of actions/outcome, label rules).
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -139,11 +140,13 @@ def near_valid_lines(draw: st.DrawFn) -> tuple[str, bool]:
         if kind == "drop" and keys:
             del obj[draw(st.sampled_from(keys))]
         elif kind == "extra":
-            obj[draw(st.sampled_from(["extra", "T", "label", "reason", "trial", "outcome"]))] = draw(
-                st.sampled_from(WRONG)
+            # copies: a later mutation must not change WRONG's own lists and dicts (Hypothesis
+            # replays must draw the same data: FlakyStrategyDefinition otherwise)
+            obj[draw(st.sampled_from(["extra", "T", "label", "reason", "trial", "outcome"]))] = copy.deepcopy(
+                draw(st.sampled_from(WRONG))
             )
         elif kind == "wrong" and keys:
-            obj[draw(st.sampled_from(keys))] = draw(st.sampled_from(WRONG))
+            obj[draw(st.sampled_from(keys))] = copy.deepcopy(draw(st.sampled_from(WRONG)))
         elif kind == "integral" and keys:
             key = draw(st.sampled_from(keys))
             if isinstance(obj[key], int) and not isinstance(obj[key], bool):
@@ -155,7 +158,8 @@ def near_valid_lines(draw: st.DrawFn) -> tuple[str, bool]:
             record["outcome"] = {"T": 1, "fed": 1}
             record["actions"] = []
         elif kind == "label":
-            obj["label"] = draw(st.sampled_from(["unknown", [], ["schema", "nope"], "schema", LABELS]))
+            label = draw(st.sampled_from(["unknown", [], ["schema", "nope"], "schema", LABELS]))
+            obj["label"] = copy.deepcopy(label)
         elif kind == "fed" and "fed" in obj:
             obj["fed"] = draw(st.integers(-1, 9))
     for _, obj in _objects(record):
