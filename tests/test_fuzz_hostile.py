@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_hostile import Listener
 
 from prefixexec.adapters.text import CONTROL
 from prefixexec.cli import main
@@ -239,39 +240,6 @@ PATTERNS = st.sampled_from(
 VICTIMS = st.sampled_from(["a" * 40 + "!", "aaaa", "", "b", "é" * 30 + "!"])
 
 
-class _Listener:
-    """A local listener: a schema's $ref must never connect to it (HOSTILE-NETWORK)."""
-
-    def __init__(self) -> None:
-        import socket
-        import threading
-
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(8)
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.connections = 0
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._accept, daemon=True)
-        self.thread.start()
-
-    def _accept(self) -> None:
-        while not self.stop.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            self.connections += 1
-            conn.close()
-
-    def close(self) -> int:
-        self.stop.set()
-        self.thread.join(timeout=5)
-        self.sock.close()
-        return self.connections
-
-
 @st.composite
 def hostile_schema(draw: st.DrawFn, port: int) -> tuple[object, dict[str, object]]:
     """A tool schema built from hostile pieces, and arguments for it."""
@@ -312,7 +280,7 @@ def hostile_schema(draw: st.DrawFn, port: int) -> tuple[object, dict[str, object
     "HOSTILE-FUZZ", "HOSTILE-REGEX", "HOSTILE-NETWORK", "HOSTILE-SCHEMA-COST", "CHAT-SCHEMA-CYCLE"
 )
 def test_fuzzed_schemas_patterns_and_rules(tmp_path: Path) -> None:
-    listener = _Listener()
+    listener = Listener()  # tests/test_hostile.py's (HOSTILE-NETWORK)
 
     @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(data=st.data())
