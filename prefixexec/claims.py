@@ -19,13 +19,11 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
 
 import attrs
 
 from prefixexec.adapters import ADAPTERS, AdapterOptions, InputError
-from prefixexec.adapters.errors import file_faults
 from prefixexec.adapters.records import parse_json_line
 from prefixexec.kernel import ConditionKey, Rollout
 from prefixexec.kernel.passk import pass_hat_k
@@ -152,8 +150,10 @@ class ClaimCheck:
 
 
 def _read_text(path: str) -> str:
-    with file_faults(path, "a claims file"):
-        return Path(path).read_text(encoding="utf-8")
+    """A claims file's text, opened with the checks of every input (HOSTILE-PSEUDO, HOSTILE-READ)."""
+    from prefixexec.adapters.inputs import read_text
+
+    return read_text(path, "a claims file")
 
 
 def detect_format(path: str, text: str) -> str | None:
@@ -293,7 +293,7 @@ def read_bfcl_csv(path: str, tolerance: Fraction | None = None) -> Claims:
 
 def read_bfcl_score(path: str, tolerance: Fraction | None = None) -> Claims:
     """A BFCL score file: the accuracy on its first line and every invalid entry after it."""
-    lines = [(n, line) for n, line in enumerate(_read_text(path).splitlines(), start=1) if line.strip()]
+    lines = [(n, line) for n, line in enumerate(_read_text(path).split("\n"), start=1) if line.strip()]
     if not lines:
         raise InputError(path, "empty file: expected BFCL's {accuracy, correct_count, total_count} line")
     objects: list[tuple[str, dict[str, Any]]] = []

@@ -55,17 +55,19 @@ class TaskList:
 
 
 def _read_text(path: str) -> str:
+    """A task list's text, opened with the checks of every input (HOSTILE-PSEUDO, HOSTILE-FIFO,
+    HOSTILE-READ: no device, pipe or pseudo-file) and at most :data:`MAX_BYTES` long."""
+    from prefixexec.adapters.inputs import check_input_file, read_text
+
+    check_input_file(path)
     try:
         if not os.path.isfile(path):
             raise InputError(path, "not a regular file")
         if os.path.getsize(path) > MAX_BYTES:
             raise InputError(path, f"a task list larger than {MAX_BYTES} bytes")
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-    except UnicodeDecodeError:
-        raise InputError(path, "not UTF-8 text") from None
     except OSError as exc:
         raise InputError(path, f"cannot read it: {exc.strerror or exc}") from None
+    return read_text(path, "a task list")
 
 
 def _json(path: str, text: str) -> object:
@@ -90,11 +92,13 @@ def kind(path: str) -> str | None:
     if name == "result_summary.json":
         return "toolsandbox"
     if name.endswith(".json"):
+        from prefixexec.adapters.inputs import open_binary
+
         try:
-            with open(path, "rb") as handle:
+            with open_binary(path) as handle:  # the checks of every input: no FIFO, no pseudo-file
                 head = handle.read(1 << 16).lstrip()
-        except OSError:
-            return None
+        except (OSError, InputError):
+            return None  # read as results, whose reader says what is wrong with the file
         if head.startswith(b"[") and re.search(rb'"user_scenario"|"evaluation_criteria"', head):
             return "tau2"
     return None
@@ -102,7 +106,7 @@ def kind(path: str) -> str | None:
 
 def _bfcl_ids(path: str, text: str) -> list[str]:
     ids: list[str] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):  # HOSTILE-LINES
         if not line.strip():
             continue
         try:

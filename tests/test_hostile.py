@@ -1155,14 +1155,20 @@ def test_pseudo_files_are_refused_before_they_are_read(tmp_path: Path) -> None:
 def test_named_pipes_are_refused_and_open_pipes_read(tmp_path: Path) -> None:
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
+    fifo_json = tmp_path / "claims.json"  # crosscheck tells a claims file by its extension first
+    os.mkfifo(fifo_json)
     records = jsonl(tmp_path / "r.jsonl", record())
     for argv, fragment in (
         (["score", str(fifo)], "named pipe"),
         (["score", "--adapter", "records", str(fifo)], "named pipe"),
         (["score", "--adapter", "chat", "--label-rules", str(fifo), str(records)], "named pipe"),
         (["score", "--adapter", "records", "--select", f"task_id=@{fifo}", str(records)], "not a regular"),
+        # the task lists of `sample` and the claims of `crosscheck` (#30, #26) get the same checks
+        (["sample", "--size", "1", str(fifo)], "named pipe"),
+        (["crosscheck", str(fifo_json), str(records)], "named pipe"),
     ):
-        _one_line_2(_subprocess(*argv), str(fifo), fragment)  # --label-rules fifo blocked forever before
+        named = str(fifo_json) if argv[0] == "crosscheck" else str(fifo)
+        _one_line_2(_subprocess(*argv), named, fragment)  # --label-rules fifo blocked forever before
     # A pipe the shell opened (/dev/fd/N of <(...)) is read, once.
     read_end, write_end = os.pipe()
     os.write(write_end, (json.dumps(record()) + "\n").encode())

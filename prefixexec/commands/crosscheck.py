@@ -9,7 +9,6 @@ from fractions import Fraction
 from pathlib import Path
 
 from prefixexec.adapters import InputError
-from prefixexec.adapters.errors import file_faults
 from prefixexec.adapters.text import printable_lines
 from prefixexec.claims import FORMATS as CLAIM_FORMATS
 from prefixexec.claims import check, detect_format, read_claims, read_runs
@@ -104,8 +103,9 @@ def _claims_format(args: argparse.Namespace) -> str | None:
         return args.format if args.format in CLAIM_FORMATS else None
     if Path(args.theirs).suffix.lower() not in (".json", ".csv"):
         return None  # claims files are .json or .csv; anything else gets our own formats' error
-    with file_faults(args.theirs, "a file"):
-        text = Path(args.theirs).read_text(encoding="utf-8")
+    from prefixexec.adapters.inputs import read_text
+
+    text = read_text(args.theirs, "a file")  # the checks of every input (HOSTILE-*)
     return detect_format(args.theirs, text)
 
 
