@@ -63,6 +63,10 @@ OUTCOME = json.dumps(
     }
 )
 
+def _first_lines(path: Path, n: int) -> list[str]:
+    return path.read_text(encoding="utf-8").split("\n")[:n] + [""]
+
+
 SEEDS: dict[str, tuple[str, str]] = {
     "records": ("r.jsonl", RECORD + "\n" + OUTCOME + "\n"),
     "chat": (
@@ -90,6 +94,23 @@ SEEDS: dict[str, tuple[str, str]] = {
         "result/m/multi_turn/BFCL_v4_multi_turn_base_result.json",
         '{"id": "multi_turn_base_0", "result": [["[ls(a=True)]", "done"], [], [], []]}\n',
     ),
+    # BFCL-DECODERS: a local handler's JSON calls written as text (xLAM, by the folder's model name)
+    "bfcl-xlam": (
+        "result/Salesforce_xLAM-2-70b-fc-r/multi_turn/BFCL_v4_multi_turn_base_result.json",
+        '{"id": "multi_turn_base_0", "result": [["[{\\"name\\": \\"ls\\", \\"arguments\\": {\\"a\\": true}}]"],'
+        ' [], [], []]}\n',
+    ),
+    # TRACE-*: the first lines of the real traces of tests/make_agent_traces.py (tests/data/traces),
+    # as many as make the first whole trace (found by scoring growing heads of each file)
+    **{
+        adapter: (name, "\n".join(_first_lines(DATA / "traces" / name, lines)))
+        for adapter, name, lines in (
+            ("otel", "agents-otel-genai.jsonl", 10),
+            ("openinference", "agents-openinference.jsonl", 10),
+            ("agents", "agents-sdk.jsonl", 8),
+            ("langsmith", "langgraph-langsmith.jsonl", 6),
+        )
+    },
     # HOSTILE-BFCL-COST: numbers the model chose, in a task whose classes compute with them.
     "bfcl-math": (
         "result/m/multi_turn/BFCL_v4_multi_turn_base_result.json",
