@@ -63,8 +63,12 @@ OUTCOME = json.dumps(
     }
 )
 
+#: An xLAM step: JSON tool calls written as text (BFCL's SalesforceLlama handler decodes it).
+XLAM_STEP = '[{"name": "ls", "arguments": {"a": true}}]'
+
+
 def _first_lines(path: Path, n: int) -> list[str]:
-    return path.read_text(encoding="utf-8").split("\n")[:n] + [""]
+    return [*path.read_text(encoding="utf-8").split("\n")[:n], ""]
 
 
 SEEDS: dict[str, tuple[str, str]] = {
@@ -97,8 +101,7 @@ SEEDS: dict[str, tuple[str, str]] = {
     # BFCL-DECODERS: a local handler's JSON calls written as text (xLAM, by the folder's model name)
     "bfcl-xlam": (
         "result/Salesforce_xLAM-2-70b-fc-r/multi_turn/BFCL_v4_multi_turn_base_result.json",
-        '{"id": "multi_turn_base_0", "result": [["[{\\"name\\": \\"ls\\", \\"arguments\\": {\\"a\\": true}}]"],'
-        ' [], [], []]}\n',
+        json.dumps({"id": "multi_turn_base_0", "result": [[XLAM_STEP], [], [], []]}) + "\n",
     ),
     # TRACE-*: the first lines of the real traces of tests/make_agent_traces.py (tests/data/traces),
     # as many as make the first whole trace (found by scoring growing heads of each file)
