@@ -66,6 +66,7 @@ if TYPE_CHECKING:
         command_options,
         compare,
         convert,
+        leaderboard,
         sample,
     )
     from prefixexec.kernel import (
@@ -96,7 +97,6 @@ if TYPE_CHECKING:
         primary_label,
         replay,
     )
-    from prefixexec.ranking.api import leaderboard
 
 #: The kernel's names re-exported here, imported on first use: ``import prefixexec`` (as for
 #: ``prefixexec --version``) loads neither numpy nor the kernel.
@@ -177,7 +177,7 @@ _API_NAMES = frozenset(
 
 #: One function per command (prefixexec/calls.py, API-COMMANDS), with its result types.
 _CALL_NAMES = frozenset(
-    ("Result", "ReportResult", "audit", "command_options", "compare", "convert", "sample")
+    ("Result", "ReportResult", "audit", "command_options", "compare", "convert", "leaderboard", "sample")
 )
 #: Commands whose name is also a module of this package: the module is callable (prefixexec/_callable.py).
 _MODULE_COMMANDS = frozenset(("audit_table", "conformance", "crosscheck", "demo", "explain", "report"))
@@ -205,10 +205,6 @@ def __getattr__(name: str) -> Any:
         import prefixexec.adapters as adapters
 
         return getattr(adapters, name)
-    if name == "leaderboard":  # LB-API
-        from prefixexec.ranking.api import leaderboard
-
-        return leaderboard
     if name == "read_records":
         from prefixexec.adapters.records import read_records
 

@@ -21,7 +21,7 @@ import io
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
@@ -81,7 +81,10 @@ def _set(args: argparse.Namespace, action: argparse.Action, keyword: str, value:
         setattr(args, action.dest, action.const if value else action.default)
     elif isinstance(action, argparse._AppendAction):
         items = list(value) if isinstance(value, list | tuple) else [value]
-        setattr(args, action.dest, [_converted(action, keyword, v) for v in items])
+        converted = [_converted(action, keyword, v) for v in items]
+        if isinstance(action, argparse._ExtendAction):  # each value a list, joined as the parser does
+            converted = [item for v in converted for item in cast(list[object], v)]
+        setattr(args, action.dest, converted)
     else:
         setattr(args, action.dest, _converted(action, keyword, value))
 
@@ -309,6 +312,13 @@ class Result:
 def compare(source: object, *, baseline: str, **options: object) -> Result:
     """``prefixexec compare FILE... --baseline KEY=VALUE``: paired differences against a baseline."""
     return call("compare", source, baseline=baseline, **options)
+
+
+def leaderboard(source: object, **options: object) -> Result:
+    """``prefixexec leaderboard FILE...``: the systems ranked by success and by each prefix metric,
+    with rank intervals, Kendall's tau-b and the pairs whose order differs (LB-API; the result's
+    document is LB-JSON, table ``datasets``)."""
+    return call("leaderboard", source, **options)
 
 
 def explain(source: object, **options: object) -> Result:

@@ -44,6 +44,8 @@ def cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
         ("audit_table", [TABLE2], {}, ["audit-table", TABLE2]),
         ("sample", [TAU], {"per_category": 5}, ["sample", TAU, "--per-category", "5"]),
         ("sample", [], {"benchmark": "bfcl", "size": 12}, ["sample", "--benchmark", "bfcl", "--size", "12"]),
+        ("leaderboard", [DEMO], {"bootstrap": 200, "metric": ["TER", "RR"]},
+         ["leaderboard", DEMO, "--bootstrap", "200", "--metric", "TER", "--metric", "RR"]),
         ("conformance", [SCORER], {"only": "edge-*"},
          ["conformance", "--command", SCORER, "--only", "edge-*"]),
     ],
