@@ -808,44 +808,6 @@ def _signature(name: str, options: Mapping[str, object], bootstrap: int, seed: i
     )
 
 
-def compare(
-    source: Source,
-    *,
-    baseline: str,
-    match: str | None = None,
-    adjust: str = "holm",
-    adapter: str = "auto",
-    bootstrap: int = 10_000,
-    seed: int = 0,
-    level: float = 0.95,
-    select: Sequence[str] | str | None = None,
-    **adapter_options: object,
-) -> dict[str, Any]:
-    """API-COMPARE: the ``prefixexec compare --json`` document of ``source`` (CMP-BASELINE,
-    CMP-MATCH, CMP-MCNEMAR, CMP-HOLM, CMP-FEW-TASKS), as a dict equal to the command's JSON.
-
-    ``baseline`` is ``KEY=VALUE`` (or a method name); ``match`` is ``task_id[,KEY...]``; the
-    other arguments are :func:`score`'s. Bad input raises :class:`prefixexec.InputError`.
-    """
-    from prefixexec.inference import compare_conditions
-    from prefixexec.kernel.accumulator import AccumulatorSet
-
-    settings, name, rollouts = _settings_and_rollouts(
-        source, adapter, adapter_options, bootstrap, seed, level, select
-    )
-    comparisons, skipped = compare_conditions(
-        AccumulatorSet.from_rollouts(rollouts), settings, baseline, level, match, adjust
-    )
-    document = {
-        "signature": _signature(name, adapter_options, bootstrap, seed, level),
-        "comparisons": comparisons,
-        "skipped": skipped,
-        "adjust": adjust,
-    }
-    loaded: dict[str, Any] = json.loads(json.dumps(document, allow_nan=False))
-    return loaded
-
-
 __all__ = [
     "BootstrapResult",
     "Condition",
@@ -853,7 +815,6 @@ __all__ = [
     "Interval",
     "Scores",
     "bootstrap",
-    "compare",
     "from_records",
     "metrics",
     "read",

@@ -24,9 +24,9 @@ from scipy.stats import binomtest
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 
+import prefixexec
 import prefixexec.significance as significance
 from prefixexec.adapters import AdapterOptions, InputError
-from prefixexec.api import compare as api_compare
 from prefixexec.cli import main
 from prefixexec.engine import accumulate_input
 from prefixexec.inference import FEW_TASKS, compare_conditions
@@ -201,9 +201,9 @@ def test_match_task_id_compares_conditions_that_differ_in_every_key(
     assert main(["compare", str(path), "--baseline", "method=llm_agent", "--match", "task_id",
                  "--bootstrap", "50", "--json", "--quiet"]) == 0  # fmt: skip
     printed = json.loads(capsys.readouterr().out)
-    assert printed == api_compare(
+    assert printed == prefixexec.compare(
         str(path), baseline="method=llm_agent", match="task_id", bootstrap=50, adapter="records"
-    )
+    ).document
 
 
 @pytest.mark.spec("CMP-MATCH")
