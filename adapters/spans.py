@@ -14,16 +14,17 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import operator
 import re
 import sys
 import zlib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import IO, TYPE_CHECKING, Any, cast
 
 import attrs
 
-from prefixexec.kernel import Accepted, ConditionKey, Label, Rejected, Rollout, ToolCall, replay
+from prefixexec.kernel import Accepted, ConditionKey, Label, Outcome, Rejected, Rollout, ToolCall, replay
 from prefixexec.kernel.actions import Action, NoToolAction
 
 from . import limits
@@ -67,8 +68,12 @@ RESULT_ERROR = re.compile(r"\A\s*(?:error\b|exception\b|traceback \(most recent 
 TRACE_FAMILIES = (
     (
         Label.SCHEMA,
+        # "tool not found", "tool <name> (was |is )not (found|available)" with "tool" a whole word,
+        # written to start with a literal ("tool", then the word edge looked back at: a search that
+        # skips ahead to each "tool", four times faster than a leading \b; tests/test_labels.py
+        # checks it matches where the plain form does)
         re.compile(
-            r"\btool not found\b|\btool ['\"]?[\w.-]+['\"]? (?:was |is )?not (?:found|available)"
+            r"tool(?<!\wtool) (?:not found\b|['\"]?[\w.-]+['\"]? (?:was |is )?not (?:found|available))"
             r"|not a valid tool|no such tool",
             re.IGNORECASE,
         ),
@@ -217,7 +222,7 @@ def input_lines(path: str, expected: str) -> Iterator[tuple[str, bytes]]:
         stream = cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb") if compressed else raw)
         try:
             for number, line in _binary_lines(stream, path):
-                if line.strip():
+                if line and not line.isspace():  # not blank (no copy of the line, as strip() makes)
                     yield f"{path}:{number}", line
         except EOFError:
             raise InputError(path, "the gzip stream ends early (a truncated file)") from None
@@ -320,11 +325,12 @@ class TraceSemantics:
         if isinstance(action, NoToolAction):
             return Accepted((task, position + 1))  # TRACE-NOTOOL: an answer without a call
         call = task.calls[position]
-        offered = "none" if task.tools is None else ", ".join(sorted(task.tools)) or "none"
-        not_offered = f"tool {call.action.name!r} is not offered in the trace (offered: {offered})"
-        labels, reasons = schema_checks(
-            call.action, call.arguments_error, call.where, task.tools, not_offered
-        )
+        tools = task.tools
+        not_offered = ""  # written only for a call of a tool the trace did not offer
+        if tools is not None and call.action.name not in tools:
+            offered = ", ".join(sorted(tools)) or "none"
+            not_offered = f"tool {call.action.name!r} is not offered in the trace (offered: {offered})"
+        labels, reasons = schema_checks(call.action, call.arguments_error, call.where, tools, not_offered)
         rules = task.label_rules
         if not call.executed:
             reasons.append(f"no tool span answers the requested call {call.action.call_id!r}")
@@ -353,8 +359,9 @@ SEMANTICS = TraceSemantics()
 # Traces -> rollouts
 
 
-def _check_structure(trace: str, spans: list[Span]) -> None:
-    """TRACE-STRUCTURE: span ids unique in the trace, no cycle of parent ids, bounded size."""
+def _check_structure(trace: str, spans: list[Span]) -> dict[str, str | None]:
+    """TRACE-STRUCTURE: span ids unique in the trace, no cycle of parent ids, bounded size; the
+    parent of each span id."""
     if len(spans) > MAX_TRACE_SPANS:
         raise InputError(
             spans[0].where,
@@ -365,22 +372,28 @@ def _check_structure(trace: str, spans: list[Span]) -> None:
         if span.span in parents:
             raise InputError(span.where, f"span id {span.span} appears twice in trace {trace}")
         parents[span.span] = span.parent
-    done: set[str] = set()
+    done: set[str] = set()  # spans whose way up ends at a root: each span is walked once
     for span in spans:
-        path: list[str] = []
-        seen: set[str] = set()
         node: str | None = span.span
+        if node in done:
+            continue
+        parent = span.parent
+        if parent is None or parent in done or parent not in parents:  # most spans: one step up
+            done.add(span.span)
+            continue
+        path: dict[str, None] = {}  # the walk up from this span, in order
         while node is not None and node in parents and node not in done:
-            if node in seen:
-                cycle = [*path[path.index(node) :], node]
+            if node in path:
+                walked = list(path)
+                cycle = [*walked[walked.index(node) :], node]
                 raise InputError(
                     span.where,
                     f"trace {trace}: the parent ids form a cycle ({' -> '.join(cycle)}): not a tree of spans",
                 )
-            seen.add(node)
-            path.append(node)
+            path[node] = None
             node = parents[node]
         done.update(path)
+    return parents
 
 
 @lru_cache(maxsize=4096)
@@ -421,44 +434,40 @@ def _calls(spans: list[Span]) -> list[TraceCall]:
     value of a one-argument call), else of the same tool.
     """
     requests: list[tuple[tuple[int, int, int], Requested, Span]] = []
-    for span in spans:
-        if span.kind == LLM:
+    tools: list[tuple[int, Span]] = []  # (position in the trace, tool span)
+    failures: list[str] = []  # the errors of the failed spans that are not tool spans
+    for order, span in enumerate(spans):
+        kind = span.kind
+        if kind == TOOL:
+            tools.append((order, span))
+            continue
+        if kind == LLM:
             for asked in span.requested:
                 requests.append(((span.end, asked.position, span.end), asked, span))
+        if span.failed and span.error:
+            failures.append(span.error)
     by_id: dict[str, int] = {}
-    by_content: dict[tuple[str, str], list[int]] = {}
-    by_name: dict[str, list[int]] = {}
-    # the content indexes are needed only for tool spans without a call id
-    by_content_needed = any(s.kind == TOOL and s.call_id is None for s in spans)
+    by_name: dict[str, list[int]] = {}  # the requests of each tool, in order
     for index, (_, asked, _) in enumerate(requests):
         if asked.call_id is not None and asked.call_id not in by_id:
             by_id[asked.call_id] = index
-        if not by_content_needed:
-            continue
-        by_content.setdefault((asked.name, _canonical(asked.arguments)), []).append(index)
-        single = _single(asked.arguments)
-        if single is not None:
-            by_content.setdefault((asked.name, single), []).append(index)
         by_name.setdefault(asked.name, []).append(index)
-    carried = {s.call_id for s in spans if s.kind == TOOL and s.call_id is not None}
+    carried = {s.call_id for _, s in tools if s.call_id is not None}
     answered: set[int] = set()
     keyed: list[tuple[tuple[int, int, int, int], TraceCall]] = []
 
-    def first_free(candidates: list[int]) -> int | None:
-        return next(
-            (i for i in candidates if i not in answered and requests[i][1].call_id not in carried), None
-        )
+    def free(index: int) -> bool:
+        return index not in answered and requests[index][1].call_id not in carried
 
-    for order, span in enumerate(spans):
-        if span.kind != TOOL:
-            continue
+    for order, span in tools:
         name = span.tool or ""
         if span.call_id is not None:
             match = by_id.get(span.call_id)
         else:  # no call id on the span (OpenInference's spans): the same tool and arguments
-            match = first_free(by_content.get((name, _canonical(span.arguments)), []))
+            candidates = by_name.get(name, [])
+            match = _same_arguments(candidates, requests, span.arguments, free)
             if match is None:
-                match = first_free(by_name.get(name, []))
+                match = next((i for i in candidates if free(i)), None)
         request: Requested | None = None
         if match is not None and match not in answered:
             answered.add(match)
@@ -467,7 +476,6 @@ def _calls(spans: list[Span]) -> list[TraceCall]:
         else:
             key = (span.start, 0, span.start, order)
         keyed.append((key, _tool_call(span, request)))
-    failures = [s.error for s in spans if s.kind != TOOL and s.failed and s.error]
     for index, (anchor, request, llm) in enumerate(requests):
         if index in answered:
             continue
@@ -479,6 +487,30 @@ def _calls(spans: list[Span]) -> list[TraceCall]:
         keyed.append(((anchor[0], anchor[1], anchor[2], len(spans) + index), call))
     keyed.sort(key=lambda item: item[0])
     return [call for _, call in keyed]
+
+
+def _same_arguments(
+    candidates: list[int],
+    requests: list[tuple[tuple[int, int, int], Requested, Span]],
+    arguments: object,
+    free: Callable[[int], bool],
+) -> int | None:
+    """The first free request among ``candidates`` with the same arguments as a tool span's:
+    the same canonical JSON, or a one-argument request whose bare value is the span's text
+    (TRACE-ORDER). The same text is the same canonical JSON, so that is tried first: most spans
+    record the text the model wrote, and nothing is canonicalised for them."""
+    wanted: str | None = None  # the span's canonical arguments, once needed
+    for index in candidates:
+        if not free(index):
+            continue
+        asked = requests[index][1].arguments
+        if type(asked) is str and type(arguments) is str and asked == arguments:
+            return index
+        if wanted is None:
+            wanted = _canonical(arguments)
+        if _canonical(asked) == wanted or _single(asked) == wanted:
+            return index
+    return None
 
 
 def _tool_call(span: Span, request: Requested | None) -> TraceCall:
@@ -575,8 +607,7 @@ def _name(value: object) -> str | None:
 
 def trace_task(trace: str, members: list[Span], options: TraceOptions) -> tuple[TraceTask, list[Span]]:
     """The replayable task of one trace and its root spans (TRACE-STRUCTURE, TRACE-ORDER, TRACE-TOOLS)."""
-    _check_structure(trace, members)
-    ids = {s.span for s in members}
+    ids = _check_structure(trace, members)
     roots = [s for s in members if s.parent is None or s.parent not in ids]
     task = TraceTask(
         trace, tuple(_calls(members)), _offered(members), options.error_pattern, options.label_rules
@@ -595,6 +626,9 @@ def read_traces(
         return trace_rollouts(list(spans), options, dataset, paths)
 
 
+_START = operator.attrgetter("start")
+
+
 def trace_rollouts(
     spans: Sequence[Span], options: TraceOptions, dataset: str, paths: Sequence[str]
 ) -> list[Rollout]:
@@ -604,17 +638,30 @@ def trace_rollouts(
         traces.setdefault(span.trace, []).append(span)
     if not traces:
         raise InputError(", ".join(paths) or "<no input>", "no spans found")
-    built: list[tuple[int, str, Rollout]] = []
+    built: list[tuple[int, str, ConditionKey, str, Outcome, bool, dict[str, object]]] = []
     for trace, members in traces.items():
         task, roots = trace_task(trace, members, options)
         calls = task.calls
-        members_by_start = sorted(members, key=lambda s: s.start)
+        members_by_start = sorted(members, key=_START)
         outcome = replay(SEMANTICS, task, [c.action for c in calls])
-        found_task = _value(members_by_start, options.task_attrs)
+        # in start order: the first model and agent named, the first time, the spans with values
+        model = agent = None
+        first = 0  # a trace object has no time
+        holding: list[Span] = []
+        for span in members_by_start:
+            if model is None and span.model:
+                model = span.model
+            if agent is None and span.agent:
+                agent = span.agent
+            if not first and span.start > 0:
+                first = span.start
+            if span.values is not None:
+                holding.append(span)
+        found_task = _value(holding, options.task_attrs)
         task_id = str(found_task[0]) if found_task is not None else trace
-        model = next((s.model for s in members_by_start if s.model), None) or options.model
-        method = next((s.agent for s in members_by_start if s.agent), None) or options.method
-        root = min(roots, key=lambda s: s.start) if roots else members_by_start[0]
+        model = model or options.model
+        method = agent or options.method
+        root = min(roots, key=_START) if roots else members_by_start[0]
         if model is None:
             raise InputError(root.where, f"trace {trace}: no model span names the model: give --model")
         method = method or root.name or None  # TRACE-KEYS: the root span's name (a workflow, a graph)
@@ -628,16 +675,15 @@ def trace_rollouts(
             "action_spans": [c.span for c in calls],
         }
         key = ConditionKey(dataset, model, method)
-        first = min((s.start for s in members if s.start > 0), default=0)  # a trace object has no time
-        built.append((first, trace, Rollout(key, task_id, 0, outcome, success, meta)))
+        built.append((first, trace, key, task_id, outcome, success, meta))
     built.sort(key=lambda item: (item[0], item[1]))
+    # the traces of one condition and task are its trials, in start order (TRACE-KEYS)
     trials: dict[tuple[ConditionKey, str], int] = {}
     out: list[Rollout] = []
-    for _, _, rollout in built:
-        slot = (rollout.condition, rollout.task_id)
-        trial = trials.get(slot, 0)
-        trials[slot] = trial + 1
-        out.append(attrs.evolve(rollout, trial=trial) if trial else rollout)
+    for _, _, key, task_id, outcome, success, meta in built:
+        trial = trials.get((key, task_id), 0)
+        trials[key, task_id] = trial + 1
+        out.append(Rollout(key, task_id, trial, outcome, success, meta))
     return out
 
 

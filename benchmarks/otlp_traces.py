@@ -2,8 +2,11 @@
 
 The input is the real trace file tests/data/traces/agents-otel-genai.jsonl (written by the
 OpenTelemetry SDK's file exporter from the OpenAI Agents SDK, see its SOURCE.md) copied
-``--copies`` times, each copy with its own trace and span ids (the hex ids are rewritten, nothing
-else), so the spans, attributes and their sizes are the real ones.
+``--copies`` times, each copy with its own trace and span ids (the hex ids are rewritten) and its
+own tool call ids and order ids (``call_lookup_0_0`` -> ``call_0007_lookup_0_0``, ``ORD-1001`` ->
+``ORD-0007-1001``, in every text that holds them), so no text of one copy is a text of another
+(no cache of parsed arguments or messages can help across copies) while the spans, attributes
+and their sizes stay the real ones.
 
 In one run, alternating ``--repeat`` times (best of each is compared):
 
@@ -38,6 +41,8 @@ from prefixexec.adapters import ADAPTERS, AdapterOptions
 
 SOURCE = Path(__file__).resolve().parent.parent / "tests" / "data" / "traces" / "agents-otel-genai.jsonl"
 HEX = re.compile(r'"(traceId|spanId|parentSpanId)":"([0-9a-f]+)"')
+#: The start of a tool call id or an order id, wherever it is written (attributes, messages, errors).
+IDS = re.compile(r"\b(ORD|call)([-_])")
 
 
 def copies(path: Path, n: int) -> int:
@@ -51,8 +56,11 @@ def copies(path: Path, n: int) -> int:
                 value = match.group(2)
                 return f'"{match.group(1)}":"{copy:08x}{value[8:]}"'
 
+            def own(match: re.Match[str], copy: int = copy) -> str:
+                return f"{match.group(1)}{match.group(2)}{copy:04d}{match.group(2)}"
+
             for line in lines:
-                out.write(HEX.sub(fresh, line) + "\n")
+                out.write(IDS.sub(own, HEX.sub(fresh, line)) + "\n")
                 spans += line.count('"spanId"')
     return spans
 

@@ -13,11 +13,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from prefixexec.adapters import AdapterOptions, InputError, chat
 from prefixexec.adapters.labels import (
+    FEW_VALUES,
     MASK,
     NO_RULES,
+    _few_occurrences,
+    _fold,
+    _token_occurrences,
+    ascii_twin,
     family_labels,
     load_label_rules,
     mask_arguments,
@@ -47,6 +54,95 @@ def test_masking_reaches_nested_values_numbers_and_ignores_case() -> None:
 @pytest.mark.spec("LABEL-MASK")
 def test_masking_is_longest_first() -> None:
     assert mask_arguments("id AB-1 and AB", {"a": "AB", "b": "AB-1"}) == f"id {MASK} and {MASK}"
+
+
+#: Letters of both cases, digits, ``_``, separators, a letter whose lower case is longer ('İ'),
+#: final sigma, a combining mark and a non-Latin letter: where word edges and case folding differ.
+_MASK_ALPHABET = st.sampled_from(list("aAbB1_- .:'İΣσςé\u0301ж"))
+_MASK_TEXTS = st.text(_MASK_ALPHABET, max_size=24)
+
+
+@pytest.mark.spec("LABEL-MASK")
+@settings(max_examples=400, deadline=None)
+@given(_MASK_TEXTS, st.lists(_MASK_TEXTS.map(str.strip).filter(bool), min_size=1, max_size=FEW_VALUES))
+@example("x --: y", ["-"])  # occurrences that touch stay two masks
+@example("ids U-1-2 and xU-1", ["U-1", "1-2"])  # overlapping ones are one; glued ones none
+@example("ΑΣ ασ-ας", ["ας"])  # final sigma: folded in its place
+def test_a_few_values_are_found_where_the_automaton_finds_them(message: str, values: list[str]) -> None:
+    # the two searches of mask_arguments: str.find per value (a few values) and the token automaton
+    # (many values) are written independently; on every message they must cover the same characters
+    folded = _fold(message)
+    few = _few_occurrences(folded, [f for f in map(_fold, values) if f in folded])
+    assert few == _token_occurrences(folded, set(values))
+    # and through mask_arguments: with values that occur nowhere added past FEW_VALUES, the automaton
+    padding = [f"\x00{i}" for i in range(FEW_VALUES)]
+    assert mask_arguments(message, values) == mask_arguments(message, [*values, *padding])
+
+
+def _all_families() -> list[tuple[Label, re.Pattern[str]]]:
+    from prefixexec.adapters.chat.semantics import ERROR_FAMILIES
+    from prefixexec.adapters.spans import TRACE_FAMILIES
+
+    return [*ERROR_FAMILIES, *TRACE_FAMILIES, *SCHEMA_FAMILY]
+
+
+def test_every_built_in_family_has_an_ascii_twin() -> None:
+    # the lower-case search of ASCII texts applies to every built-in family (a pattern without a
+    # twin is searched ignoring case: right, but slower)
+    assert all(ascii_twin(pattern) is not None for _, pattern in _all_families())
+    # patterns whose matches depend on more than case have none
+    for source in (r"Not found", r"\x41bc", r"(?-i:abc)", r"(a)\1", r"\N{LATIN SMALL LETTER A}", r"[A-Z]x"):
+        assert ascii_twin(re.compile(source, re.IGNORECASE)) is None, source
+    assert ascii_twin(re.compile(r"abc")) is None  # nothing to gain: it does not ignore case
+    assert ascii_twin(re.compile(r"\bab\B\W\d", re.I)) is not None  # escapes of classes are fine
+
+
+#: Pieces of the families' words in both cases, with characters that match a letter only when
+#: case is ignored ('ſ' is 's', 'K' is 'k', 'İ' and 'ı' are 'i'), separators and other text.
+_FAMILY_PIECES = st.sampled_from(
+    ["not ", "NOT ", "Not", "found", "FOUND", "invalid", "InVaLiD", "tool", "Tool ", "no such ", "exist",
+     "ſuch", "\u212aey", "İnvalid", "ınvalid", "already ", "EXISTS", "timed out", "time", "ou", "'", "-", " ",
+     "x", "1", "doesn't", "validation error", "missing 2 required", "Could not resolve", "ambiguous", MASK,
+     "\u2039", "arg"]
+)
+
+
+@pytest.mark.spec("LABEL-MASK", "CHAT-LABELS")
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_FAMILY_PIECES, max_size=10).map("".join))
+def test_the_lower_case_search_finds_the_same_families(text: str) -> None:
+    families = _all_families()
+    assert family_labels(text, {}, families) == tuple(label for label, p in families if p.search(text))
+
+
+#: TRACE-LABELS' trace family as spec/adapters/traces.md words it (the adapter's pattern is written
+#: to search faster).
+_TRACE_SCHEMA_PLAIN = re.compile(
+    r"\btool not found\b|\btool ['\"]?[\w.-]+['\"]? (?:was |is )?not (?:found|available)"
+    r"|not a valid tool|no such tool",
+    re.IGNORECASE,
+)
+
+
+@pytest.mark.spec("TRACE-LABELS")
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            ["tool", "Tool", "TOOL", " ", "xtool", "_", "not ", "found", "available", "was ", "is ", "'", '"',
+             "get.x-1", "a", "no such", "a valid", "not a valid tool", "é", "-", "\n"]
+        ),
+        max_size=10,
+    ).map("".join)
+)
+@example("Tool 'get_order' is not available")
+@example("mytool not found")
+@example("tool not found")
+def test_the_trace_family_matches_where_its_plain_form_does(text: str) -> None:
+    from prefixexec.adapters.spans import TRACE_FAMILIES
+
+    ((_, pattern),) = TRACE_FAMILIES
+    assert (pattern.search(text) is None) == (_TRACE_SCHEMA_PLAIN.search(text) is None)
 
 
 @pytest.mark.spec("LABEL-MASK")

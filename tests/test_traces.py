@@ -9,12 +9,14 @@ import ast
 import gzip
 import json
 import threading
+import time
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from prefixexec.adapters import ADAPTERS, AdapterOptions, InputError, limits, spans
@@ -294,13 +296,105 @@ def test_the_literal_reader_agrees_with_ast(value: object) -> None:
     assert literal(text) == ast.literal_eval(text)
 
 
+#: Literal texts built the way Python's grammar builds them, from pieces where its reading is easy
+#: to get wrong: quotes (four quotes are not two strings), escapes (a backslash before a line end,
+#: CR, a character beyond Latin-1, an unknown one, \N{...}), blanks Python skips and some it does
+#: not, leading zeros, digits of other scripts, NUL, a lone surrogate.
+_LITERAL_BLANKS = st.sampled_from(["", "", " ", "\t", "\f", "\n", "\r", "\x0b", "\xa0"])
+_LITERAL_BODY = st.lists(
+    st.sampled_from(
+        ["a", "é", "ሴ", " ", "\\\\", "\\'", '\\"', "\\n", "\\\n", "\\\r", "\\x41", "\\N{EM DASH}", "\\ሴ",
+         "\\é", "\\777", "\\8", "\\q", "\\u00e9", "\\U0001F600", "'", '"', "\x00", "\ud800", "\n", "\r", "\t"]
+    ),
+    max_size=4,
+).map("".join)
+_LITERAL_ATOMS = (
+    st.builds(lambda quote, body: quote + body + quote, st.sampled_from(["'", '"']), _LITERAL_BODY)
+    | st.sampled_from(
+        ["0", "00", "-00", "01", "1", "-1", "-0", "1.", ".5", "1.5", "01.5", "1e5", "1E-5", "1_0", "1j", "٣",
+         "1.2.3", "0x1", "None", "True", "False", "none", "Nonex", "'a' 'b'", "''''"]
+    )
+)
+
+
+def _list_text(items: list[tuple[str, str, str]], trailing: bool) -> str:
+    return "[" + ",".join(a + x + b for a, x, b in items) + ("," if trailing and items else "") + "]"
+
+
+def _dict_text(items: list[tuple[str, str, str, str]]) -> str:
+    return "{" + ",".join(f"{b}{k}{b}:{c}{v}{b}" for b, k, c, v in items) + "}"
+
+
+def _containers(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    """Lists and dicts of ``inner`` texts, with blanks around the items and the separators."""
+    blank = _LITERAL_BLANKS
+    lists = st.builds(_list_text, st.lists(st.tuples(blank, inner, blank), max_size=4), st.booleans())
+    dicts = st.builds(_dict_text, st.lists(st.tuples(blank, _LITERAL_ATOMS, blank, inner), max_size=3))
+    return lists | dicts
+
+
+_LITERAL_TEXTS = st.builds(
+    lambda before, text, after: before + text + after,
+    _LITERAL_BLANKS,
+    st.recursive(_LITERAL_ATOMS, _containers, max_leaves=8),
+    _LITERAL_BLANKS,
+)
+
+
+@pytest.mark.spec("TRACE-OTEL-REPR")
+@settings(max_examples=1500, deadline=None)
+@given(_LITERAL_TEXTS)
+@example("[1, {'a': None}, -0.5e3, 00, 01.5, 'x\\ny',]")
+@example("'\\ሴ'")
+def test_what_the_literal_reader_reads_is_what_ast_reads(text: str) -> None:
+    # a subset: whatever the reader gives a value for, ast.literal_eval gives the same value for
+    # (the same type too: repr tells 1, 1.0, True and -0.0 apart)
+    try:
+        ours = literal(text)
+    except ValueError:
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Python warns of an unknown escape such as \ሴ
+        theirs = ast.literal_eval(text)
+    assert repr(ours) == repr(theirs)
+
+
+@pytest.mark.spec("TRACE-OTEL-REPR")
+def test_a_backslash_before_a_character_beyond_latin_1_stays() -> None:
+    # Python keeps the backslash of an unknown escape; the codec alone would read '\u1234'
+    assert literal("'\\ሴ'") == "\\ሴ" and literal("'\\\\ሴ'") == "\\ሴ" and literal("'\\é'") == "\\é"
+
+
 @pytest.mark.spec("TRACE-OTEL-REPR")
 @pytest.mark.parametrize(
-    "text", ["(1, 2)", "{1, 2}", "b'x'", "1 + 2", "f(x)", "[1,", "{'a' 1}", "[" * 200 + "]" * 200]
+    "text",
+    [
+        "(1, 2)", "{1, 2}", "b'x'", "1 + 2", "f(x)", "[1,", "{'a' 1}", "[" * 200 + "]" * 200,
+        # Python refuses these, or reads them otherwise than as a value of the subset
+        "01", "-01", "''''", "'a' 'b'", "[1,\x0b2]", "'a\x00'", "'\ud800'", "1\xa0", "\u0663",
+        "'a\nb'", "'a\rb'",
+        # Python reads these; the subset does not
+        "1_000", "1j", "'a\\\rb'", "- 1", "# x\n1",
+        # not literals at all
+        "[,]", "{,}", "{'a':}", "{'a'}", "[1 2]", "", "  ", "1x", "1.2.3", "Nonex", "[1]]", "{[1]: 2}",
+        ":", "'", "'abc", ".e5", "1e", "1e+", "[1,,]", "--1", "[1]\n[2]",
+    ],
 )
 def test_the_literal_reader_refuses_everything_else(text: str) -> None:
     with pytest.raises(ValueError):
         literal(text)
+
+
+@pytest.mark.spec("TRACE-OTEL-REPR", "HOSTILE-REGEX")
+def test_the_literal_reader_is_linear_on_hostile_text() -> None:
+    # each would cost quadratic time in a tokenizer that searches again after every failed token
+    texts = ["1" * 400_000 + "x", "[" + "'a'," * 100_000 + "x", "'" + "a" * 400_000]
+    texts.append("1." + "1" * 400_000 + "e")
+    start = time.perf_counter()
+    for text in texts:
+        with pytest.raises(ValueError):
+            literal(text)
+    assert time.perf_counter() - start < 5  # about 0.02 s here; quadratic: hours
 
 
 # ---------------------------------------------------------------------------------------------

@@ -93,7 +93,7 @@ def _metadata(values: Mapping[str, object], keys: frozenset[str]) -> dict[str, o
 def interpret(keys: frozenset[str]) -> Any:
     """The OpenInference reading of one OTLP span (TRACE-OI)."""
 
-    def read(where: str, span: OtlpSpan, values: dict[str, object], resource: dict[str, object]) -> Span:
+    def read(where: str, span: OtlpSpan, values: dict[str, object]) -> Span:
         kind = values.get("openinference.span.kind")
         is_failed, error = failure(span, values)
         out = base_span(where, span, is_failed, error, _metadata(values, keys))

@@ -10,7 +10,7 @@ from functools import cache
 import msgspec
 
 from ..errors import InputError
-from ..spans import Span, input_lines
+from ..spans import OTHER, Span, input_lines
 
 EXPECTED = "an OTLP JSON Lines file of resourceSpans"
 
@@ -65,12 +65,9 @@ class ScopeSpans(msgspec.Struct, gc=False):
     spans: list[OtlpSpan] = []
 
 
-class Resource(msgspec.Struct, gc=False):
-    attributes: list[KeyValue] = []
-
-
 class ResourceSpans(msgspec.Struct, gc=False):
-    resource: Resource | None = None
+    # the resource (service name, SDK version) and the scopes name nothing scoring reads: not
+    # decoded (msgspec skips a field a struct does not have without building it)
     scopeSpans: list[ScopeSpans] = []
 
 
@@ -126,13 +123,17 @@ def nanoseconds(value: int | str | None) -> int | None:
         return None
 
 
+#: Span status ERROR: ``2`` or ``STATUS_CODE_ERROR`` (the Collector's file exporter and the SDK's).
+ERROR_CODES = (2, "2", "STATUS_CODE_ERROR", "ERROR")
+
+
 def failed(status: Status | None) -> bool:
-    """Span status ERROR (``2`` or ``STATUS_CODE_ERROR``)."""
-    return status is not None and status.code in (2, "2", "STATUS_CODE_ERROR", "ERROR")
+    """Span status ERROR."""
+    return status is not None and status.code in ERROR_CODES
 
 
-#: ``interpret(where, span, attributes, resource attributes) -> Span``: a convention's reading.
-Interpret = Callable[[str, OtlpSpan, dict[str, object], dict[str, object]], Span]
+#: ``interpret(where, span, attributes) -> Span``: a convention's reading of one span.
+Interpret = Callable[[str, OtlpSpan, dict[str, object]], Span]
 
 
 def otlp_spans(paths: Sequence[str], interpret: Interpret) -> Iterator[Span]:
@@ -152,21 +153,51 @@ def otlp_spans(paths: Sequence[str], interpret: Interpret) -> Iterator[Span]:
                 raise InputError(where, f"not valid JSON ({exc}; a truncated line?)") from None
             if document.resourceSpans is None:
                 raise InputError(where, "expected an OTLP JSON object with 'resourceSpans'")
-            for r, resource_spans in enumerate(document.resourceSpans):
-                resource = attributes(resource_spans.resource.attributes) if resource_spans.resource else {}
-                for s, scope in enumerate(resource_spans.scopeSpans):
-                    for n, span in enumerate(scope.spans):
+            for resource_spans in document.resourceSpans:
+                for scope in resource_spans.scopeSpans:
+                    for span in scope.spans:
                         if not span.traceId or not span.spanId:
-                            here = f"{where}: resourceSpans[{r}].scopeSpans[{s}].spans[{n}]"
-                            missing = "traceId" if not span.traceId else "spanId"
-                            raise InputError(here, f"span {span.name!r} has no {missing} (TRACE-STRUCTURE)")
-                        yield interpret(where, span, attributes(span.attributes), resource)
+                            _without_id(where, document, span)
+                        # the attributes as a dict, as attributes() reads them
+                        values = {
+                            kv.key: v.stringValue
+                            if (v := kv.value) is not None and v.stringValue is not None
+                            else value_of(v)
+                            for kv in span.attributes
+                        }
+                        yield interpret(where, span, values)
+
+
+def _without_id(where: str, document: Document, span: OtlpSpan) -> None:
+    """TRACE-STRUCTURE: the error for ``span`` of ``document``, which lacks its trace or span id."""
+    for r, resource_spans in enumerate(document.resourceSpans or ()):
+        for s, scope in enumerate(resource_spans.scopeSpans):
+            for n, candidate in enumerate(scope.spans):
+                if candidate is span:
+                    where = f"{where}: resourceSpans[{r}].scopeSpans[{s}].spans[{n}]"
+    missing = "traceId" if not span.traceId else "spanId"
+    raise InputError(where, f"span {span.name!r} has no {missing} (TRACE-STRUCTURE)")
 
 
 def base_span(where: str, span: OtlpSpan, failed: bool, error: str, values: dict[str, object] | None) -> Span:
-    """The :class:`Span` with the fields every convention reads the same way (ids, name, times)."""
-    start = nanoseconds(span.startTimeUnixNano) or 0
-    end = nanoseconds(span.endTimeUnixNano)
+    """The :class:`Span` with the fields every convention reads the same way (ids, name, times:
+    a time that is not an integer counts as none, a span without an end ends where it starts)."""
+    start = span.startTimeUnixNano
+    if isinstance(start, str):  # the OTLP JSON encoding writes 64-bit integers as strings
+        try:
+            start = int(start)
+        except ValueError:
+            start = 0
+    elif start is None:
+        start = 0
+    end = span.endTimeUnixNano
+    if isinstance(end, str):
+        try:
+            end = int(end)
+        except ValueError:
+            end = None
+    # positional (faster than keywords, for every span): kind OTHER, no tool, call id, arguments,
+    # result, requests, offered tools, model or agent; the values; no evaluations
     return Span(
         where,
         span.traceId,
@@ -175,7 +206,16 @@ def base_span(where: str, span: OtlpSpan, failed: bool, error: str, values: dict
         span.name,
         start,
         start if end is None else end,
-        failed=failed,
-        error=error,
-        values=values,
+        OTHER,
+        None,
+        None,
+        None,
+        None,
+        failed,
+        error,
+        (),
+        (),
+        None,
+        None,
+        values,
     )

@@ -11,13 +11,13 @@ Evaluations are ``gen_ai.evaluation.result`` events. The replay rules are TRACE-
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
 
 from ..spans import LLM, OTHER, SEMANTICS, TOOL, Evaluation, Requested, Span, TraceSemantics, scalar, text_of
-from .otlp import Event, OtlpSpan, attributes, base_span, failed, nanoseconds
+from .otlp import ERROR_CODES, Event, OtlpSpan, attributes, base_span, failed, nanoseconds
 from .pyliteral import literal
 
 MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
@@ -51,21 +51,25 @@ def _literal(text: str) -> object:
     return {"tool_calls": calls}
 
 
-def openai_tool_calls(message: Mapping[str, Any], start: int = 0) -> Iterator[Requested]:
+def openai_tool_calls(message: Mapping[str, Any], start: int = 0) -> list[Requested]:
     """The ``tool_calls`` of an OpenAI chat message (``{"id", "function": {"name", "arguments"}}``)."""
     calls = message.get("tool_calls")
     if not isinstance(calls, list):
-        return
+        return []
+    found: list[Requested] = []
     for position, call in enumerate(calls, start):
         function = call.get("function") if isinstance(call, dict) else None
         if isinstance(function, dict) and isinstance(function.get("name"), str):
             call_id = call.get("id")
-            yield Requested(
-                call_id if isinstance(call_id, str) else None,
-                function["name"],
-                function.get("arguments"),
-                position,
+            found.append(
+                Requested(
+                    call_id if isinstance(call_id, str) else None,
+                    function["name"],
+                    function.get("arguments"),
+                    position,
+                )
             )
+    return found
 
 
 def requested_calls(messages: object) -> tuple[Requested, ...]:
@@ -77,14 +81,16 @@ def requested_calls(messages: object) -> tuple[Requested, ...]:
     for message in messages:
         if not isinstance(message, dict):
             continue
-        found.extend(openai_tool_calls(message, len(found)))
+        if "tool_calls" in message:
+            found.extend(openai_tool_calls(message, len(found)))
         parts = message.get("parts")
         if not isinstance(parts, list):
             continue
         for part in parts:
             if not isinstance(part, dict):
                 continue
-            if part.get("type") == "tool_call" and isinstance(part.get("name"), str):
+            kind = part.get("type")
+            if kind == "tool_call" and isinstance(part.get("name"), str):
                 call_id = part.get("id")
                 found.append(
                     Requested(
@@ -94,7 +100,7 @@ def requested_calls(messages: object) -> tuple[Requested, ...]:
                         len(found),
                     )
                 )
-            elif part.get("type") == "text" and isinstance(part.get("content"), str):
+            elif kind == "text" and isinstance(part.get("content"), str):
                 literal = _literal(part["content"])
                 if isinstance(literal, dict):
                     found.extend(openai_tool_calls(literal, len(found)))
@@ -176,10 +182,15 @@ def kept(values: Mapping[str, object], keys: frozenset[str]) -> dict[str, object
 def interpret(keys: frozenset[str]) -> Any:
     """The GenAI reading of one OTLP span (TRACE-OTEL)."""
 
-    def read(where: str, span: OtlpSpan, values: dict[str, object], resource: dict[str, object]) -> Span:
+    def read(where: str, span: OtlpSpan, values: dict[str, object]) -> Span:
         operation = values.get("gen_ai.operation.name")
-        is_failed, error = failure(span, values)
-        out = base_span(where, span, is_failed, error, kept(values, keys))
+        status = span.status
+        if span.events or "error.type" in values or (status is not None and status.code in ERROR_CODES):
+            is_failed, error = failure(span, values)
+        else:  # most spans: nothing says they failed
+            is_failed, error = False, ""
+        held = None if keys.isdisjoint(values) else kept(values, keys)
+        out = base_span(where, span, is_failed, error, held)
         if span.events:
             out.evaluations = evaluations(span.events, out.start)
         if operation == "execute_tool":
