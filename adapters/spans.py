@@ -644,10 +644,9 @@ def trace_rollouts(
         calls = task.calls
         members_by_start = sorted(members, key=_START)
         outcome = replay(SEMANTICS, task, [c.action for c in calls])
-        # in start order: the first model and agent named, the first time, the spans with values
+        # in start order: the first model and agent named, the first time
         model = agent = None
         first = 0  # a trace object has no time
-        holding: list[Span] = []
         for span in members_by_start:
             if model is None and span.model:
                 model = span.model
@@ -655,9 +654,7 @@ def trace_rollouts(
                 agent = span.agent
             if not first and span.start > 0:
                 first = span.start
-            if span.values is not None:
-                holding.append(span)
-        found_task = _value(holding, options.task_attrs)
+        found_task = _value(members_by_start, options.task_attrs)
         task_id = str(found_task[0]) if found_task is not None else trace
         model = model or options.model
         method = agent or options.method

@@ -158,18 +158,12 @@ def otlp_spans(paths: Sequence[str], interpret: Interpret) -> Iterator[Span]:
                     for span in scope.spans:
                         if not span.traceId or not span.spanId:
                             _without_id(where, document, span)
-                        # the attributes as a dict, as attributes() reads them
-                        values = {
-                            kv.key: v.stringValue
-                            if (v := kv.value) is not None and v.stringValue is not None
-                            else value_of(v)
-                            for kv in span.attributes
-                        }
-                        yield interpret(where, span, values)
+                        yield interpret(where, span, attributes(span.attributes))
 
 
 def _without_id(where: str, document: Document, span: OtlpSpan) -> None:
-    """TRACE-STRUCTURE: the error for ``span`` of ``document``, which lacks its trace or span id."""
+    """TRACE-STRUCTURE: the error for ``span`` of ``document``, which lacks its trace or span id
+    (its place is looked up only then: the loop over every span counts nothing)."""
     for r, resource_spans in enumerate(document.resourceSpans or ()):
         for s, scope in enumerate(resource_spans.scopeSpans):
             for n, candidate in enumerate(scope.spans):
@@ -182,22 +176,11 @@ def _without_id(where: str, document: Document, span: OtlpSpan) -> None:
 def base_span(where: str, span: OtlpSpan, failed: bool, error: str, values: dict[str, object] | None) -> Span:
     """The :class:`Span` with the fields every convention reads the same way (ids, name, times:
     a time that is not an integer counts as none, a span without an end ends where it starts)."""
-    start = span.startTimeUnixNano
-    if isinstance(start, str):  # the OTLP JSON encoding writes 64-bit integers as strings
-        try:
-            start = int(start)
-        except ValueError:
-            start = 0
-    elif start is None:
-        start = 0
-    end = span.endTimeUnixNano
-    if isinstance(end, str):
-        try:
-            end = int(end)
-        except ValueError:
-            end = None
-    # positional (faster than keywords, for every span): kind OTHER, no tool, call id, arguments,
-    # result, requests, offered tools, model or agent; the values; no evaluations
+    start = nanoseconds(span.startTimeUnixNano) or 0
+    end = nanoseconds(span.endTimeUnixNano)
+    # positional, as Span lists its fields (for every span, faster than keywords: 0.015 s of the
+    # benchmark's 0.43): kind OTHER, no tool, call id, arguments, result; failed, error; no requests,
+    # offered tools, model or agent; the values
     return Span(
         where,
         span.traceId,

@@ -120,24 +120,16 @@ def literal(text: str) -> object:
         first = token[0]
         if first == "'" or first == '"':  # most tokens: a string
             value = token[1:-1] if "\\" not in token else _string(token)
-        elif first == "[":
+        elif first == "[" or first == "{":
             if len(opened) >= MAX_DEPTH:
                 raise ValueError("nested too deeply")
-            if tokens[index] == "]":
+            if tokens[index] == ("]" if first == "[" else "}"):
                 index += 1
-                value = []
+                value = [] if first == "[" else {}
             else:
-                opened.append([])
-                continue
-        elif first == "{":
-            if len(opened) >= MAX_DEPTH:
-                raise ValueError("nested too deeply")
-            if tokens[index] == "}":
-                index += 1
-                value = {}
-            else:
-                opened.append({})
-                index = _key(tokens, index, keys)
+                opened.append([] if first == "[" else {})
+                if first == "{":
+                    index = _key(tokens, index, keys)
                 continue
         else:
             value = _scalar(token)
@@ -172,13 +164,9 @@ def literal(text: str) -> object:
 def _key(tokens: list[str], index: int, keys: list[object]) -> int:
     """A dict key at ``tokens[index]`` and its ``:``; the index after them."""
     token = tokens[index]
-    first = token[0]
-    if first == "'" or first == '"':
-        keys.append(token[1:-1] if "\\" not in token else _string(token))
-    elif first == "[" or first == "{":
+    if token == "[" or token == "{":
         raise ValueError("an unhashable dict key")
-    else:
-        keys.append(_scalar(token))
+    keys.append(_scalar(token))
     if tokens[index + 1] != ":":
         raise ValueError("expected ':' in a dict")
     return index + 2

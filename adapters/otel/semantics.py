@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 
 from ..spans import LLM, OTHER, SEMANTICS, TOOL, Evaluation, Requested, Span, TraceSemantics, scalar, text_of
-from .otlp import ERROR_CODES, Event, OtlpSpan, attributes, base_span, failed, nanoseconds
+from .otlp import Event, OtlpSpan, attributes, base_span, failed, nanoseconds
 from .pyliteral import literal
 
 MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
@@ -184,13 +184,8 @@ def interpret(keys: frozenset[str]) -> Any:
 
     def read(where: str, span: OtlpSpan, values: dict[str, object]) -> Span:
         operation = values.get("gen_ai.operation.name")
-        status = span.status
-        if span.events or "error.type" in values or (status is not None and status.code in ERROR_CODES):
-            is_failed, error = failure(span, values)
-        else:  # most spans: nothing says they failed
-            is_failed, error = False, ""
-        held = None if keys.isdisjoint(values) else kept(values, keys)
-        out = base_span(where, span, is_failed, error, held)
+        is_failed, error = failure(span, values)
+        out = base_span(where, span, is_failed, error, kept(values, keys))
         if span.events:
             out.evaluations = evaluations(span.events, out.start)
         if operation == "execute_tool":
