@@ -23,6 +23,7 @@ from typing import Any, TextIO, cast
 import attrs
 
 from .errors import InputError
+from .inputs import plain_name
 
 STDIN = "-"
 #: The adapter of an empty input: none of its own (DETECT-EMPTY).
@@ -31,7 +32,6 @@ EMPTY = ""
 HEAD_BYTES = 1 << 20
 PARQUET_MAGIC = b"PAR1"
 ZIP_MAGIC = b"PK\x03\x04"
-GZIP_MAGIC = b"\x1f\x8b"
 #: BFCL result files: ``BFCL_v<N>_<category>_result.json`` (DETECT-NAME).
 BFCL_NAME = re.compile(r"^BFCL_v\d+_.+_result\.json$")
 #: BFCL's score files: ``BFCL_v<N>_<category>_score.json``, its own verdicts, not model output.
@@ -97,7 +97,8 @@ def _is_pipe(path: str) -> bool:
 
 def _head(path: str) -> bytes:
     """The first :data:`HEAD_BYTES` of a file, opened with the checks every input gets (no
-    device, FIFO or pseudo-file: HOSTILE-DEVICE, HOSTILE-FIFO, HOSTILE-PSEUDO)."""
+    device, FIFO or pseudo-file: HOSTILE-DEVICE, HOSTILE-FIFO, HOSTILE-PSEUDO); of a gzip or zstd
+    file, its first decompressed bytes (INPUT-COMPRESSED, DETECT-MAGIC)."""
     from .inputs import open_binary, reading
 
     with reading(path), open_binary(path) as handle:
@@ -273,6 +274,10 @@ def detect(path: str) -> Detection:
         raise InputError(path, f"is a directory without {TOOLSANDBOX_SUMMARY}: no adapter reads it")
     if last_part(path) == TOOLSANDBOX_SUMMARY:
         return Detection("toolsandbox", f"named {TOOLSANDBOX_SUMMARY} (a ToolSandbox run)")
+    from .archives import is_archive
+
+    if is_archive(path):  # the one folder format (INPUT-COMPRESSED)
+        return Detection("toolsandbox", "a tar archive of a folder (a ToolSandbox run)")
     from .inputs import check_input_file
 
     check_input_file(path)  # a named pipe, a device or a pseudo-file is refused before it is opened
@@ -287,16 +292,10 @@ def detect(path: str) -> Detection:
         return Detection("parquet", "starts with the Parquet magic PAR1")
     if head.startswith(ZIP_MAGIC):
         return Detection("inspect", "a ZIP archive (an inspect_ai .eval log)")
-    if head.startswith(GZIP_MAGIC):
-        found = _gzip_traces(path, head)
-        if found is not None:
-            return found
-        raise InputError(
-            path, "is gzip-compressed: no adapter reads it compressed; decompress it first (gunzip)"
-        )
-    if BFCL_NAME.match(last_part(path)):
+    name = plain_name(last_part(path))  # x_result.json.gz is named as x_result.json (INPUT-COMPRESSED)
+    if BFCL_NAME.match(name):
         return Detection("bfcl", "named BFCL_v<N>_<category>_result.json")
-    if BFCL_SCORE_NAME.match(last_part(path)):
+    if BFCL_SCORE_NAME.match(name):
         raise InputError(
             path,
             "is a BFCL score file (BFCL's own verdicts, not model output): score the result file "
@@ -311,24 +310,6 @@ def detect(path: str) -> Detection:
             ) from None
         text = head[: exc.start].decode("utf-8")
     return detect_text(path, text, complete=len(head) < HEAD_BYTES)
-
-
-def _gzip_traces(path: str, head: bytes) -> Detection | None:
-    """DETECT-TRACES: a gzip file whose first decompressed bytes are a trace format (the trace
-    adapters read gzip; at most :data:`HEAD_BYTES` are decompressed)."""
-    import zlib
-
-    try:
-        text = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, HEAD_BYTES).decode("utf-8", "ignore")
-    except zlib.error:
-        return None
-    try:
-        found = detect_text(path, text)
-    except InputError:
-        return None
-    if found.adapter in ("otel", "openinference", "agents", "langsmith"):
-        return Detection(found.adapter, f"gzip-compressed {found.why}")
-    return None
 
 
 class _Prefixed:

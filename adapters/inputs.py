@@ -15,6 +15,12 @@ name) is opened here. Before anything is read the path is refused when it is
 The checks run on the path and again on the opened descriptor (the file is opened without
 blocking, so a path swapped for a FIFO between the two cannot hang the run), and a read that
 fails names the file (HOSTILE-READ).
+
+Compressed input (INPUT-COMPRESSED): a file that starts with the gzip (``1f 8b``) or zstd
+(``28 b5 2f fd``) magic is decompressed as it is read, whatever its name, so every reader takes
+``.gz`` and ``.zst`` files as it takes the plain file; a corrupt or truncated stream is one error
+naming the compressed file, and the decompressed bytes are bounded by :data:`MAX_RATIO` times the
+compressed bytes read so far plus :data:`COMPRESSED_FLOOR` (HOSTILE-COMPRESSED).
 """
 
 from __future__ import annotations
@@ -25,9 +31,19 @@ import re
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import IO
+from typing import IO, Any, cast
 
 from .errors import InputError, file_faults
+
+#: The magic numbers of the compressed formats every reader takes (INPUT-COMPRESSED).
+GZIP_MAGIC = b"\x1f\x8b"
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+#: The suffixes a compressed file's name may end with; its format is the plain name's.
+COMPRESSED_SUFFIXES = (".gz", ".zst")
+#: HOSTILE-COMPRESSED: the most decompressed bytes per compressed byte read (deflate's own limit
+#: is about 1,032; the same ratio as HOSTILE-ZIP's), beyond a floor of COMPRESSED_FLOOR bytes.
+MAX_RATIO = 1000
+COMPRESSED_FLOOR = 64 << 20
 
 #: File system types whose files are not data (Linux names, as in /proc/self/mountinfo).
 PSEUDO_FILESYSTEMS = frozenset(
@@ -139,9 +155,148 @@ def check_input_file(path: str) -> None:
 _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
-def open_binary(path: str, expected: str = "a file") -> IO[bytes]:
+def plain_name(name: str) -> str:
+    """A file name without the suffix of its compression (``x_result.json.gz`` ->
+    ``x_result.json``): names that carry meaning (BFCL's categories, tau-bench's models) are read
+    from it (INPUT-COMPRESSED)."""
+    for suffix in COMPRESSED_SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def compression(head: bytes) -> str | None:
+    """``"gzip"``, ``"zstd"`` or None, from a file's first bytes (INPUT-COMPRESSED)."""
+    if head.startswith(GZIP_MAGIC):
+        return "gzip"
+    if head.startswith(ZSTD_MAGIC):
+        return "zstd"
+    return None
+
+
+class _Counted(io.RawIOBase):
+    """The compressed bytes, counted as the decompressor reads them."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self.raw = raw
+        self.count = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.raw.read(len(buffer))
+        n = len(data)
+        buffer[:n] = data
+        self.count += n
+        return n
+
+    def close(self) -> None:
+        self.raw.close()
+        super().close()
+
+
+class _Decompressed(io.RawIOBase):
+    """The decompressed bytes of a gzip or zstd file: faults of the stream name the file, and
+    the output is bounded by the compressed bytes read (HOSTILE-COMPRESSED)."""
+
+    def __init__(self, raw: IO[bytes], kind: str, path: str) -> None:
+        self.counted = _Counted(raw)
+        self.kind = kind
+        self.path = path
+        self.out = 0
+        self.stream: Any
+        if kind == "gzip":
+            import gzip
+
+            self.stream = gzip.GzipFile(fileobj=self.counted, mode="rb")
+        else:
+            import zstandard
+
+            counted = cast(IO[bytes], self.counted)  # a RawIOBase is a binary stream
+            self.stream = zstandard.ZstdDecompressor().stream_reader(counted, read_across_frames=True)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        import zlib
+
+        import zstandard
+
+        try:
+            data = self.stream.read(len(buffer))
+        except EOFError:
+            raise InputError(self.path, f"the {self.kind} stream ends early (a truncated file)") from None
+        except (OSError, zlib.error, zstandard.ZstdError) as exc:
+            if isinstance(exc, OSError) and exc.errno is not None:
+                raise
+            raise InputError(self.path, f"not a valid {self.kind} stream ({exc})") from None
+        n = len(data)
+        buffer[:n] = data
+        self.out += n
+        if self.out > MAX_RATIO * self.counted.count + COMPRESSED_FLOOR:
+            raise InputError(
+                self.path,
+                f"decompresses to more than {MAX_RATIO} times its size (a compression bomb?) "
+                "(HOSTILE-COMPRESSED)",
+            )
+        return n
+
+    def close(self) -> None:
+        try:
+            self.stream.close()
+        finally:
+            self.counted.close()
+            super().close()
+
+
+def _decompressing(handle: io.BufferedReader, path: str) -> IO[bytes]:
+    """``handle`` itself, or a reader of its decompressed bytes when it starts with a
+    compression magic (INPUT-COMPRESSED)."""
+    kind = compression(handle.peek(4)[:4])
+    if kind is None:
+        return handle
+    return io.BufferedReader(_Decompressed(handle, kind, path), buffer_size=1 << 16)
+
+
+def open_binary(path: str, expected: str = "a file", decompress: bool = True) -> IO[bytes]:
     """``path`` opened for reading in binary, after the checks of :func:`check_input_file` on the
-    path and on the opened descriptor; InputError when the file is unfit or cannot be opened."""
+    path and on the opened descriptor; InputError when the file is unfit or cannot be opened.
+    A gzip or zstd file is decompressed as it is read (INPUT-COMPRESSED), unless ``decompress``
+    is false (a reader that looks at the compressed bytes themselves)."""
+    handle = _open_checked(path, expected)
+    if not decompress:
+        return handle
+    try:
+        with reading(path, expected):
+            return _decompressing(handle, path)
+    except BaseException:
+        handle.close()
+        raise
+
+
+def open_seekable(path: str, expected: str = "a file") -> IO[bytes]:
+    """:func:`open_binary` for a reader that seeks (a ZIP archive, a Parquet file): a compressed
+    file is decompressed into a temporary file first (bounded as HOSTILE-COMPRESSED says)."""
+    handle = open_binary(path, expected)
+    if not isinstance(handle, io.BufferedReader) or isinstance(handle.raw, _Decompressed):
+        import shutil
+        import tempfile
+
+        spool = tempfile.SpooledTemporaryFile(max_size=COMPRESSED_FLOOR)  # returned
+        try:
+            with reading(path, expected), handle:
+                shutil.copyfileobj(handle, spool, 1 << 20)
+            spool.seek(0)
+        except BaseException:
+            spool.close()
+            raise
+        return cast(IO[bytes], spool)
+    return handle
+
+
+def _open_checked(path: str, expected: str) -> io.BufferedReader:
     with reading(path, expected):
         check_input_file(path)
         fd = os.open(path, _FLAGS)
@@ -192,12 +347,18 @@ def reading(path: str, expected: str = "a file") -> Iterator[None]:
 
 
 __all__ = [
+    "COMPRESSED_SUFFIXES",
+    "GZIP_MAGIC",
     "PSEUDO_FILESYSTEMS",
+    "ZSTD_MAGIC",
     "check_input_file",
+    "compression",
     "descriptor_name",
     "fault",
     "open_binary",
+    "open_seekable",
     "open_text",
+    "plain_name",
     "pseudo_devices",
     "read_bytes",
     "read_text",

@@ -28,7 +28,7 @@ from prefixexec.kernel.accumulator import NO_LABEL, RolloutArrays
 from prefixexec.kernel.actions import LABEL_ORDER, parse_label
 
 from .errors import InputError
-from .inputs import check_input_file
+from .inputs import check_input_file, compression, open_binary, open_seekable, reading
 from .records import repeated_key_message
 from .text import one_line
 
@@ -99,10 +99,16 @@ def open_file(path: str) -> pq.ParquetFile:
     if os.path.isdir(path):
         raise InputError(path, "is a directory, expected a Parquet file")
     check_input_file(path)  # no device, FIFO or pseudo-file (HOSTILE-*): pyarrow opens the path
+    source: Any = path
+    if os.path.exists(path):
+        with reading(path, "a Parquet file"), open_binary(path, "a Parquet file", decompress=False) as handle:
+            compressed = compression(handle.read(4)) is not None
+        if compressed:  # a .parquet.gz or .zst: decompressed to a seekable file (INPUT-COMPRESSED)
+            source = open_seekable(path, "a Parquet file")
     try:
-        check_schema(path, pq.read_schema(path))
+        check_schema(path, pq.read_schema(source))
         # String columns come back dictionary-encoded: no Python object per row.
-        return pq.ParquetFile(path, read_dictionary=list(_STRINGS))
+        return pq.ParquetFile(source, read_dictionary=list(_STRINGS))
     except FileNotFoundError:
         raise InputError(path, "no such file") from None
     except PermissionError:

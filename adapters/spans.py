@@ -11,16 +11,13 @@ checks and label families (CHAT-TOOLS, CHAT-LABELS).
 
 from __future__ import annotations
 
-import gzip
-import io
 import json
 import operator
 import re
 import sys
-import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
-from typing import IO, TYPE_CHECKING, Any, cast
+from typing import IO, TYPE_CHECKING, Any
 
 import attrs
 
@@ -42,7 +39,6 @@ if TYPE_CHECKING:
     from .audit import GenericAuditReport
 
 STDIN = "-"
-GZIP_MAGIC = b"\x1f\x8b"
 
 #: Span kinds (TRACE-SPANS): a tool call, a model call (its requested calls and offered tools),
 #: anything else (agents, chains, handoffs: context only).
@@ -217,17 +213,11 @@ def input_lines(path: str, expected: str) -> Iterator[tuple[str, bytes]]:
             if text.strip():
                 yield f"<stdin>:{number}", text.encode("utf-8", "surrogatepass")
         return
-    with reading(path, expected), open_binary(path, expected) as raw:  # HOSTILE-PSEUDO, HOSTILE-READ
-        compressed = cast(io.BufferedReader, raw).peek(2)[:2] == GZIP_MAGIC  # a shell's pipe cannot seek
-        stream = cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb") if compressed else raw)
-        try:
-            for number, line in _binary_lines(stream, path):
-                if line and not line.isspace():  # not blank (no copy of the line, as strip() makes)
-                    yield f"{path}:{number}", line
-        except EOFError:
-            raise InputError(path, "the gzip stream ends early (a truncated file)") from None
-        except (gzip.BadGzipFile, zlib.error) as exc:
-            raise InputError(path, f"not a valid gzip stream ({exc})") from None
+    # HOSTILE-PSEUDO, HOSTILE-READ; gzip and zstd are decompressed as read (INPUT-COMPRESSED, TRACE-GZIP)
+    with reading(path, expected), open_binary(path, expected) as stream:
+        for number, line in _binary_lines(stream, path):
+            if line and not line.isspace():  # not blank (no copy of the line, as strip() makes)
+                yield f"{path}:{number}", line
 
 
 def decode_line(where: str, line: bytes) -> Any:

@@ -24,6 +24,7 @@ from typing import Any
 import attrs
 
 from prefixexec.adapters import ADAPTERS, AdapterOptions, InputError
+from prefixexec.adapters.inputs import plain_name
 from prefixexec.adapters.records import parse_json_line
 from prefixexec.kernel import ConditionKey, Rollout
 from prefixexec.kernel.passk import pass_hat_k
@@ -158,7 +159,7 @@ def _read_text(path: str) -> str:
 
 def detect_format(path: str, text: str) -> str | None:
     """The claim format of ``path`` (CLAIM-INPUT), or ``None`` for one of crosscheck's own."""
-    name = os.path.basename(path)
+    name = plain_name(os.path.basename(path))  # INPUT-COMPRESSED: a .gz or .zst copy
     if _SCORE_NAME.match(name):
         return "bfcl-score"
     first = text.lstrip().splitlines()[0] if text.strip() else ""
@@ -320,7 +321,7 @@ def read_bfcl_score(path: str, tolerance: Fraction | None = None) -> Claims:
     accuracy = head.get("accuracy")
     if isinstance(accuracy, bool) or not isinstance(accuracy, int | float) or not 0 <= accuracy <= 1:
         raise InputError(where, f"'accuracy' must be a number in [0, 1], got {json.dumps(accuracy)}")
-    match = _SCORE_NAME.match(os.path.basename(path))
+    match = _SCORE_NAME.match(plain_name(os.path.basename(path)))
     category = match.group(1) if match else None
     invalid: dict[str, ScoreEntry] = {}
     models: set[str] = set()

@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from prefixexec.adapters.errors import InputError
+from prefixexec.adapters.inputs import plain_name
 
 #: BFCL's data files (not its result or score files).
 BFCL_DATA = re.compile(r"^(BFCL_v(\d+))_(multi_turn_[a-z_]+)\.json$")
@@ -82,7 +83,7 @@ def _json(path: str, text: str) -> object:
 def kind(path: str) -> str | None:
     """Which task list ``path`` is (``bfcl``, ``tau2``, ``tau-bench``, ``toolsandbox``), or ``None``
     when it is not one (results, to be read with an adapter)."""
-    name = os.path.basename(path)
+    name = plain_name(os.path.basename(path))  # INPUT-COMPRESSED: a .gz or .zst copy
     if os.path.isdir(path):
         return None
     if BFCL_DATA.match(name):
@@ -135,7 +136,7 @@ def bfcl_files(paths: Sequence[str]) -> TaskList:
     pairs: list[tuple[str, frozenset[str]]] = []
     versions = set()
     for path in paths:
-        match = BFCL_DATA.match(os.path.basename(path))
+        match = BFCL_DATA.match(plain_name(os.path.basename(path)))
         assert match is not None
         versions.add(match.group(1))
         category = match.group(3)
@@ -247,7 +248,7 @@ def taubench_tasks(path: str) -> TaskList:
     domain = _tau_domain(path)
     label = f"tau-bench/{domain}" if domain else ONE_STRATUM
     pairs = [(str(i), frozenset({label})) for i in range(count)]
-    match = re.match(r"^tasks_([a-z]+)\.py$", os.path.basename(path))
+    match = re.match(r"^tasks_([a-z]+)\.py$", plain_name(os.path.basename(path)))
     split = match.group(1) if match else None
     return TaskList(_unique(path, pairs), f"tau-bench v1 tasks ({path})", "tau-bench", domain, split)
 

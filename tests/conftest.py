@@ -25,7 +25,9 @@ from __future__ import annotations
 import io
 import json
 import os
+import sys
 import tempfile
+from collections.abc import Iterator
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,7 +46,58 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
+#: The real third-party runs the tests read, each source with its SOURCE.md and licence
+#: (docs/development.md); nothing outside the checkout is read (REPO-STANDALONE).
+REAL = REPO / "tests" / "data" / "real"
+def real_text(path: Path) -> str:
+    """The text of a real run, decompressed when it is kept compressed (``.zst``, ``.gz``): what
+    the tests count independently is read from the raw JSON with the standard library and
+    ``zstandard``, not with prefixexec's readers."""
+    data = path.read_bytes()
+    if path.name.endswith(".zst"):
+        import zstandard
+
+        data = zstandard.ZstdDecompressor().stream_reader(data, read_across_frames=True).read()
+    elif path.name.endswith(".gz"):
+        import gzip
+
+        data = gzip.decompress(data)
+    return data.decode("utf-8")
+
+
+#: Where the real runs lived before they were copied in; a test that reads anything there fails.
+OUTSIDE = str(REPO.parent / "shared")
+
+#: Paths outside the checkout that a test of this process opened or listed (REPO-STANDALONE).
+OUTSIDE_READS: list[str] = []
+
+
+def _standalone_audit(event: str, args: tuple[Any, ...]) -> None:
+    """An audit hook (REPO-STANDALONE): a file opened or a folder listed under ``../shared`` is
+    recorded, and the open refused, so that no test passes only because that folder is there."""
+    if event not in ("open", "os.listdir", "os.scandir") or not args:
+        return
+    path = args[0]
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if not isinstance(path, str) or "shared" not in path:
+        return
+    full = os.path.normpath(os.path.abspath(path))
+    if full == OUTSIDE or full.startswith(OUTSIDE + os.sep):
+        OUTSIDE_READS.append(full)
+        raise PermissionError(f"REPO-STANDALONE: a test read {full}, outside the checkout")
+
+
+sys.addaudithook(_standalone_audit)
+
+
+@pytest.fixture(autouse=True)
+def _reads_nothing_outside() -> Iterator[None]:
+    """Fail the test that opened or listed a path under ``../shared`` (REPO-STANDALONE), even when
+    the code under test turned the refused open into an error message."""
+    before = len(OUTSIDE_READS)
+    yield
+    assert OUTSIDE_READS[before:] == [], f"read outside the checkout: {OUTSIDE_READS[before:]}"
 
 
 #: The file in which xdist workers tell the controller the groups (set by the controller).

@@ -10,7 +10,7 @@ A block is written in a Markdown page between two comment lines::
 table is checked in ``tests/test_report_demo.py``, beside the demo run it needs), so the numbers
 in the documentation cannot drift from the code. ``python tests/doc_blocks.py`` rewrites every
 block in place (run from anywhere; it runs the commands in the checkout's root, as the pages
-show them, with ``../shared`` beside it).
+show them; the real runs they read are in tests/data/real).
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ PAGES = ("README.md", "docs/*.md", "spec/*.md")
 BEGIN = re.compile(r"^<!-- generated: ([a-z0-9-]+) -->$")
 END = "<!-- end generated -->"
 
-#: The real tau-bench run the front page shows (MIT, in ../shared/fixtures).
-TAU = "../shared/fixtures/tau-bench-v1/gpt-4o-airline.json"
+#: The real tau-bench run the front page shows (MIT, in tests/data/real).
+TAU = "tests/data/real/tau-bench-v1/gpt-4o-airline.json"
 
 
 @contextlib.contextmanager

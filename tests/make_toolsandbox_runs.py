@@ -22,9 +22,9 @@ Usage, with ToolSandbox installed in its own virtual environment (it pins old ve
 thirty packages, among them ``openai==1.17.0``, which fails with httpx 0.28 or later, so httpx is
 pinned below 0.28; nothing here needs more than the standard library)::
 
-    git clone <apple/ToolSandbox> /work/tsb/ToolSandbox          # any checkout of ToolSandbox
-    python3.11 -m venv /work/tsb/venv && /work/tsb/venv/bin/pip install /work/tsb/ToolSandbox "httpx<0.28"
-    python3 tests/make_toolsandbox_runs.py /work/tsb/ToolSandbox --python /work/tsb/venv/bin/python
+    git clone <apple/ToolSandbox> $TSB/ToolSandbox    # any checkout of ToolSandbox, in any folder $TSB
+    python3.11 -m venv $TSB/venv && $TSB/venv/bin/pip install $TSB/ToolSandbox "httpx<0.28"
+    python3 tests/make_toolsandbox_runs.py $TSB/ToolSandbox --python $TSB/venv/bin/python
 
 It replaces the run folders in tests/data/toolsandbox-real/ with the three ToolSandbox wrote
 (dropping only ``pretty_print.txt``, a text rendering the adapter does not read) and writes

@@ -56,10 +56,6 @@ cp -rL "$repo/tests" "$stage/tests"
 cp -rL "$repo/spec" "$stage/spec"
 cp -rL "$repo/examples" "$stage/examples"
 cp "$repo/pyproject.toml" "$stage/pyproject.toml"
-# conftest's SHARED is REPO.parent / "shared"; mutmut runs the tests in $stage/mutants.
-if [ -d "$repo/../shared" ]; then
-  ln -s "$(cd "$repo/../shared" && pwd)" "$stage/shared"
-fi
 find "$stage" -name __pycache__ -prune -exec rm -rf {} +
 # A Hypothesis profile for the staged copy only: every surviving mutant reruns each property
 # test that reaches it, so 100 examples (profile dev) cost hours on a shared machine.

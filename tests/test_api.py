@@ -21,10 +21,10 @@ import prefixexec.kernel as kernel
 from prefixexec.adapters.errors import InputError
 from prefixexec.cli import main
 
-from conftest import REPO, SHARED
+from conftest import REAL, REPO
 
 DEMO = REPO / "examples" / "demo.jsonl"
-TAU = SHARED / "fixtures" / "tau-bench-v1" / "gpt-4o-airline.json"
+TAU = REAL / "tau-bench-v1" / "gpt-4o-airline.json"
 CHAT = REPO / "tests" / "data" / "chat" / "transcripts.jsonl"
 
 

@@ -19,10 +19,10 @@ from prefixexec import calls
 from prefixexec.adapters.errors import InputError
 from prefixexec.cli import main
 
-from conftest import REPO, SHARED
+from conftest import REAL, REPO
 
 DEMO = str(REPO / "examples" / "demo.jsonl")
-TAU = str(SHARED / "fixtures" / "tau-bench-v1" / "gpt-4o-airline.json")
+TAU = str(REAL / "tau-bench-v1" / "gpt-4o-airline.json")
 TABLE2 = str(REPO / "tests" / "data" / "paper_table2.csv")
 #: Our own scorer as another implementation (scored in this process, CONF-RUN).
 SCORER = f"{sys.executable} -m prefixexec score --json --bootstrap 0 -"

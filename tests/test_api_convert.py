@@ -14,7 +14,7 @@ from prefixexec.cli import main
 from conftest import REPO
 
 DEMO = REPO / "examples" / "demo.jsonl"
-TAU = REPO.parent / "shared" / "fixtures" / "tau-bench-v1" / "gpt-4o-airline.json"
+TAU = REPO / "tests" / "data" / "real" / "tau-bench-v1" / "gpt-4o-airline.json"
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

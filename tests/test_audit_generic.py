@@ -33,11 +33,11 @@ from prefixexec.cli import main
 from prefixexec.kernel import Accepted, Label, Outcome, Rejected, ToolCall, replay
 from prefixexec.kernel.actions import Action, NoToolAction
 
-from conftest import REPO, SHARED
+from conftest import REAL, REPO
 
 CHAT = REPO / "tests" / "data" / "chat" / "transcripts.jsonl"
 INSPECT = REPO / "tests" / "data" / "inspect"
-TAU = SHARED / "fixtures" / "tau-bench-v1" / "gpt-4o-airline.json"
+TAU = REAL / "tau-bench-v1" / "gpt-4o-airline.json"
 DEMO = REPO / "examples" / "demo.jsonl"
 
 

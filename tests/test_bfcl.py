@@ -2,7 +2,7 @@
 
 Real data: the benchmark package bfcl-eval 2026.3.23 (installed with
 `pip install --no-deps bfcl-eval==2026.3.23 mpmath`): 800 tasks, 4,625 ground-truth calls.
-Counts pinned below come from ../shared/notes/benchmarks.md (measured there with an independent
+Counts pinned below come from docs/benchmark-notes.md (measured there with an independent
 ast-dispatch loop) or from reading the data by hand, as each comment says. Result files under
 tests/data/bfcl/ are built from the ground truth with hand-made faults; tests/data/bfcl/README.md
 describes each entry and the expected T, FED, label and Y worked out by hand.
@@ -70,7 +70,7 @@ def gold_evaluations() -> dict[str, bfcl.Evaluation]:
 
 @pytest.mark.spec("BFCL-DATA")
 def test_the_benchmark_data_as_the_note_counts_it() -> None:
-    # 200 tasks per category and 4,625 gold calls in all: ../shared/notes/benchmarks.md.
+    # 200 tasks per category and 4,625 gold calls in all: docs/benchmark-notes.md.
     assert {c: len(backend.entries(c)) for c in backend.CATEGORIES} == dict.fromkeys(backend.CATEGORIES, 200)
     assert sum(e.gold_calls for c in backend.CATEGORIES for e in backend.entries(c).values()) == 4625
     # 128 public methods over 8 classes, no name shared (the note); the catalogue checks docs.

@@ -4,7 +4,7 @@
 The reference is BFCL's own runner loop around ``multi_turn_checker`` (bfcl-eval 2026.3.23, the
 installed test dependency), run in this process by tests/bfcl_parity.py behind its gate (no entry
 whose decoded calls BFCL's ``eval`` could resolve to anything but an API method reaches it). The
-real files: tests/data/bfcl/real (gpt-oss-20b, SOURCE.md there) and ../shared/fixtures/bfcl-v4
+real files: tests/data/real/bfcl-gpt-oss-20b (gpt-oss-20b, SOURCE.md there) and tests/data/real/bfcl-v4
 (Claude Sonnet 4.5 and DeepSeek V3.1 Terminus in FC mode, SOURCE.md there); the crafted
 tests/data/bfcl/result files and a file written here cover the shapes the real ones lack.
 """
@@ -23,11 +23,12 @@ from prefixexec.adapters import AdapterOptions, bfcl
 from prefixexec.adapters.bfcl import backend
 from prefixexec.cli import main
 
-from conftest import REPO, SHARED
+from conftest import REAL as REAL_RUNS
+from conftest import REPO
 
-REAL = REPO / "tests" / "data" / "bfcl" / "real"
+REAL = REAL_RUNS / "bfcl-gpt-oss-20b"
 CRAFTED = REPO / "tests" / "data" / "bfcl" / "result"
-FIXTURES = SHARED / "fixtures" / "bfcl-v4"
+FIXTURES = REAL_RUNS / "bfcl-v4"
 CLAUDE = FIXTURES / "claude-sonnet-4-5-FC" / "BFCL_v4_multi_turn_base_result.json"
 DEEPSEEK = FIXTURES / "deepseek-v3.1-terminus-FC" / "BFCL_v4_multi_turn_base_result.json"
 GPT_OSS = REAL / "openai_gpt-oss-20b" / "multi_turn" / "BFCL_v4_multi_turn_base_result.json"
@@ -54,7 +55,7 @@ def test_success_is_bfcls_own_verdict_on_every_entry(path: Path) -> None:
 
 
 def test_the_parity_files_are_all_there() -> None:
-    # 1 real file under tests/data, 2 under ../shared (SOURCE.md files), 2 crafted ones.
+    # 1 real file under tests/data, 2 under tests/data/real/bfcl-v4 (SOURCE.md files), 2 crafted ones.
     found = {p.name for p in result_files([str(REAL), str(FIXTURES), str(CRAFTED)])}
     assert len(list(result_files([str(REAL), str(FIXTURES)]))) == 3
     assert found == {"BFCL_v4_multi_turn_base_result.json", "BFCL_v4_multi_turn_miss_func_result.json"}
@@ -63,7 +64,7 @@ def test_the_parity_files_are_all_there() -> None:
 @pytest.mark.spec("BFCL-PARITY")
 def test_bfcls_verdicts_on_the_real_files() -> None:
     # What BFCL's checker (run here) says, per file: gpt-oss-20b 2 of 15 valid; Claude both of its
-    # 2 entries; DeepSeek base_1 only. (../shared's SOURCE.md says base_0 fails for both models:
+    # 2 entries; DeepSeek base_1 only. (tests/data/real/bfcl-v4/SOURCE.md says base_0 fails for both models:
     # for Claude, BFCL's checker on bfcl-eval 2026.3.23's data says otherwise.)
     valid = {p.parent.name: compare_file(p).bfcl_valid for p in (GPT_OSS, CLAUDE, DEEPSEEK)}
     assert valid == {"multi_turn": 2, "claude-sonnet-4-5-FC": 2, "deepseek-v3.1-terminus-FC": 1}

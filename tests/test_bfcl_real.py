@@ -1,4 +1,4 @@
-"""The BFCL adapter on a real, published result file (tests/data/bfcl/real/SOURCE.md).
+"""The BFCL adapter on a real, published result file (tests/data/real/bfcl-gpt-oss-20b/SOURCE.md).
 
 The fixture is the first 15 entries of gpt-oss-20b's BFCL_v4_multi_turn_base_result.json from
 aaronwu901225main/gorilla (Apache-2.0), copied byte for byte. Every number pinned here is
@@ -22,7 +22,7 @@ from prefixexec.kernel import Label
 
 from conftest import REPO
 
-REAL = REPO / "tests" / "data" / "bfcl" / "real"
+REAL = REPO / "tests" / "data" / "real" / "bfcl-gpt-oss-20b"
 GPT_OSS = REAL / "openai_gpt-oss-20b" / "multi_turn" / "BFCL_v4_multi_turn_base_result.json"
 
 

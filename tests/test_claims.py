@@ -1,8 +1,8 @@
 """crosscheck of published claims against their trajectories (CLAIM-*, API-CLAIMS).
 
-Real claims: the three tau2 leaderboard submissions of ../shared/fixtures/tau2-leaderboard
+Real claims: the three tau2 leaderboard submissions of tests/data/real/tau2-leaderboard
 (SOURCE.md) with their trajectories, and BFCL's data_multi_turn.csv and score file of
-../shared/fixtures/bfcl-v4. Independent counts are made here from the raw JSON with loops of this
+tests/data/real/bfcl-v4. Independent counts are made here from the raw JSON with loops of this
 file: a tau2 simulation succeeds when its termination reason is user_stop or agent_stop and its
 reward is 1 (tau2 leaves out infrastructure_error simulations); pass^k is tau2's
 ``agent_metrics.pass_hat_k`` transcribed below with ``math.comb`` (per task C(c, k) / C(n, k),
@@ -29,20 +29,22 @@ from prefixexec.cli import main
 from prefixexec.kernel import ConditionKey, Outcome, Rollout
 from prefixexec.kernel.passk import pass_hat_k
 
-from conftest import SHARED
+from conftest import REAL, real_text
 
-LEADERBOARD = SHARED / "fixtures" / "tau2-leaderboard"
+LEADERBOARD = REAL / "tau2-leaderboard"
 CLAUDE_SUB = LEADERBOARD / "claude-sonnet-4-5_aide-platform.submission.json"
-CLAUDE_AIRLINE = LEADERBOARD / "claude-sonnet-4-5_airline_default_gpt4.1_1trials.json"
+CLAUDE_AIRLINE = LEADERBOARD / "claude-sonnet-4-5_airline_default_gpt4.1_1trials.json.zst"
 OSS_SUB = LEADERBOARD / "gpt-oss-120b_openai.submission.json"
-OSS_AIRLINE = LEADERBOARD / "langchain_agent_airline_2025-11-26_00-37-06.json"
+OSS_AIRLINE = LEADERBOARD / "langchain_agent_airline_2025-11-26_00-37-06.json.zst"
 ORCH_SUB = LEADERBOARD / "toolorchestra_nvidia.submission.json"
-ORCH_AIRLINE = LEADERBOARD / "toolorchestra_airline_gpt-5_1trial.json"
-ORCH_RETAIL = LEADERBOARD / "toolorchestra_retail_gpt-5_1trial.json"
-GPT41 = LEADERBOARD / "gpt-4.1_retail_defautl_gpt-4.1_1trials.json"
-FT = LEADERBOARD / "ft-gpt-4.1-2025-04-14-sierra-tau2-full-sft-BzrYdMNm_retail_default_gpt-4.1_1trials.json"
-V1_AIRLINE = SHARED / "fixtures" / "tau-bench-v1" / "gpt-4o-airline.json"
-BFCL = SHARED / "fixtures" / "bfcl-v4"
+ORCH_AIRLINE = LEADERBOARD / "toolorchestra_airline_gpt-5_1trial.json.zst"
+ORCH_RETAIL = LEADERBOARD / "toolorchestra_retail_gpt-5_1trial.json.zst"
+GPT41 = LEADERBOARD / "gpt-4.1_retail_defautl_gpt-4.1_1trials.json.zst"
+FT = LEADERBOARD / (
+    "ft-gpt-4.1-2025-04-14-sierra-tau2-full-sft-BzrYdMNm_retail_default_gpt-4.1_1trials.json.zst"
+)
+V1_AIRLINE = REAL / "tau-bench-v1" / "gpt-4o-airline.json"
+BFCL = REAL / "bfcl-v4"
 DEEPSEEK = BFCL / "deepseek-v3.1-terminus-FC"
 DS_RESULT = DEEPSEEK / "BFCL_v4_multi_turn_base_result.json"
 DS_SCORE = DEEPSEEK / "BFCL_v4_multi_turn_base_score.json"
@@ -60,7 +62,7 @@ def tau2_pass_hat_k(num_trials: int, success_count: int, k: int) -> float:
 def tau2_counts(path: Path) -> dict[str, list[bool]]:
     """task -> success of each simulation (infrastructure errors left out), from the raw JSON."""
     out: dict[str, list[bool]] = defaultdict(list)
-    for s in json.loads(path.read_text(encoding="utf-8"))["simulations"]:
+    for s in json.loads(real_text(path))["simulations"]:
         if s["termination_reason"] == "infrastructure_error":
             continue
         reward = (s.get("reward_info") or {}).get("reward")
@@ -70,7 +72,7 @@ def tau2_counts(path: Path) -> dict[str, list[bool]]:
 
 def v1_counts(path: Path) -> dict[str, list[bool]]:
     out: dict[str, list[bool]] = defaultdict(list)
-    for r in json.loads(path.read_text(encoding="utf-8")):
+    for r in json.loads(real_text(path)):
         out[str(r["task_id"])].append(r["reward"] == 1.0)
     return out
 
@@ -115,12 +117,12 @@ def submission(tmp_path: Path, results: dict[str, Any], notes: str = "") -> Path
 def test_every_real_submission_gets_a_verdict(
     sub: Path, files: list[Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    claimed = json.loads(sub.read_text(encoding="utf-8"))["results"]
+    claimed = json.loads(real_text(sub))["results"]
     code, doc = run_json(["crosscheck", str(sub), *map(str, files)], capsys)
     assert code == 0 and doc["format"] == "tau2-submission"
     checks = by_claim(doc)
     domains = {
-        json.loads(f.read_text(encoding="utf-8"))["info"]["environment_info"]["domain_name"]: f for f in files
+        json.loads(real_text(f))["info"]["environment_info"]["domain_name"]: f for f in files
     }
     for domain, values in claimed.items():
         for key, value in values.items():
@@ -182,7 +184,7 @@ def test_pass_k_over_four_trials_against_tau2s_formula(
         assert c["verdict"] == "reproduced" and c["ours_exact"] == str(exact), k
         assert c["ours"] * 100 == pytest.approx(claimed[f"pass_{k}"], rel=1e-12)
     # the four values in percent, printed once by the loops above (rounded): pass^1 is the run's
-    # mean reward 0.42 (tests/../shared/notes: 0.42); pass^k falls with k
+    # mean reward 0.42 (docs/benchmark-notes.md: 0.42); pass^k falls with k
     assert [round(claimed[f"pass_{k}"], 1) for k in (1, 2, 3, 4)] == [42.0, 27.3, 22.0, 20.0]
     five = checks[("tau-bench/airline", "pass_5")]
     assert five["verdict"] == "not_checkable" and "at least 5 trials" in reasons(five)["trials_needed"]
@@ -238,7 +240,7 @@ def _write_tau2(path: Path, data: dict[str, Any], simulations: list[dict[str, An
 
 @pytest.mark.spec("CLAIM-RUNS", "CLAIM-EXPLAIN")
 def test_a_claim_over_several_files_is_pooled(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    data = json.loads(CLAUDE_AIRLINE.read_text(encoding="utf-8"))
+    data = json.loads(real_text(CLAUDE_AIRLINE))
     sims = data.pop("simulations")
     one = _write_tau2(tmp_path / "a.json", data, sims[:20])
     two = _write_tau2(tmp_path / "b.json", data, sims[20:])
@@ -250,7 +252,7 @@ def test_a_claim_over_several_files_is_pooled(tmp_path: Path, capsys: pytest.Cap
 
 @pytest.mark.spec("CLAIM-EXPLAIN")
 def test_fewer_simulations_than_tasks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    data = json.loads(CLAUDE_AIRLINE.read_text(encoding="utf-8"))
+    data = json.loads(real_text(CLAUDE_AIRLINE))
     sims = data.pop("simulations")
     kept = sims[5:]  # 45 of the 50 tasks
     path = _write_tau2(tmp_path / "short.json", data, kept)
@@ -267,7 +269,7 @@ def test_fewer_simulations_than_tasks(tmp_path: Path, capsys: pytest.CaptureFixt
 
 @pytest.mark.spec("CLAIM-TAU2", "CLAIM-EXPLAIN")
 def test_infrastructure_errors_are_left_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    data = json.loads(CLAUDE_AIRLINE.read_text(encoding="utf-8"))
+    data = json.loads(real_text(CLAUDE_AIRLINE))
     sims = data.pop("simulations")
     for s in sims[:2]:
         s["termination_reason"], s["reward_info"] = "infrastructure_error", None
@@ -555,7 +557,7 @@ def test_options_without_effect_and_standard_input_are_refused(capsys: pytest.Ca
     assert "--map: has no effect on a claims file" in capsys.readouterr().err
     assert main(["crosscheck", str(CLAUDE_SUB), "-", "--adapter", "taubench", "--quiet"]) == 2
     assert "reads each file on its own" in capsys.readouterr().err
-    ours = SHARED.parent / "i26b-does-not-exist.json"
+    ours = REAL / "i26b-does-not-exist.json"
     assert main(["crosscheck", str(ours), str(CLAUDE_AIRLINE), "--best-of", "--quiet"]) == 2
     assert "Traceback" not in capsys.readouterr().err
 

@@ -97,9 +97,9 @@ def test_every_command_takes_quiet(command: str) -> None:
 def test_quiet_silences_the_notices_of_explain_crosscheck_and_convert(
     tmp_path: object, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from conftest import SHARED
+    from conftest import REAL
 
-    tau = str(SHARED / "fixtures" / "tau-bench-v1" / "gpt-4o-airline.json")
+    tau = str(REAL / "tau-bench-v1" / "gpt-4o-airline.json")
     assert main(["explain", tau, "--task", "20", "--trial", "1", "--quiet"]) == 0
     assert capsys.readouterr().err == ""
     assert main(["explain", tau, "--task", "20", "--trial", "1"]) == 0

@@ -32,11 +32,13 @@ from prefixexec.engine import accumulate_input
 from prefixexec.inference import FEW_TASKS, compare_conditions
 from prefixexec.significance import holm, mcnemar_exact, mcnemar_p
 
-from conftest import SHARED
+from conftest import REAL, real_text
 
-LEADERBOARD = SHARED / "fixtures" / "tau2-leaderboard"
-GPT41 = LEADERBOARD / "gpt-4.1_retail_defautl_gpt-4.1_1trials.json"
-FT = LEADERBOARD / "ft-gpt-4.1-2025-04-14-sierra-tau2-full-sft-BzrYdMNm_retail_default_gpt-4.1_1trials.json"
+LEADERBOARD = REAL / "tau2-leaderboard"
+GPT41 = LEADERBOARD / "gpt-4.1_retail_defautl_gpt-4.1_1trials.json.zst"
+FT = LEADERBOARD / (
+    "ft-gpt-4.1-2025-04-14-sierra-tau2-full-sft-BzrYdMNm_retail_default_gpt-4.1_1trials.json.zst"
+)
 
 
 @pytest.mark.spec("CMP-MCNEMAR")
@@ -236,7 +238,7 @@ def test_an_ambiguous_baseline_under_match_task_id_is_refused(tmp_path: Path) ->
 def _raw_counts(path: Path) -> dict[str, tuple[bool, bool]]:
     """task id -> (fully executable, success), read from the raw tau2 JSON (module docstring)."""
     out: dict[str, tuple[bool, bool]] = {}
-    for sim in json.loads(path.read_text(encoding="utf-8"))["simulations"]:
+    for sim in json.loads(real_text(path))["simulations"]:
         errors = [m for m in sim["messages"] if m["role"] == "tool" and m.get("error") is True]
         assert all("error" in m for m in sim["messages"] if m["role"] == "tool")
         out[sim["task_id"]] = (not errors, sim["reward_info"]["reward"] == 1.0)

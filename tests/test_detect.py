@@ -14,82 +14,91 @@ from prefixexec.adapters.detect import detect, last_part, resolve
 from prefixexec.adapters.errors import InputError
 from prefixexec.cli import main
 
-from conftest import REPO, SHARED
+from conftest import REAL, REPO
 
 SUMMARY = "result_summary.json"
 
-#: Every input under ../shared/fixtures and tests/data (relative to their common parent) and the
-#: adapter that reads it; None: not an input (documentation, licences, a table, a server log,
-#: gzip-compressed logs), refused with one error line. Written by hand from each file's
-#: documentation (SOURCE.md / README.md of its folder), not from the detector's output.
+#: Every input under tests/data (relative to the checkout's parent; tests/data/real: the real
+#: runs) and the adapter that reads it (gzip-compressed logs too: INPUT-COMPRESSED); None: not an
+#: input (documentation, licences, a table, a server log), refused with one error line. Written
+#: by hand from each file's documentation (SOURCE.md / README.md of its folder), not from the
+#: detector's output.
 EXPECTED: dict[str, str | None] = {
     # bfcl-v4/SOURCE.md: BFCL result files (by name), BFCL's own score file and leaderboard CSVs.
-    "shared/fixtures/bfcl-v4/LICENSE": None,
-    "shared/fixtures/bfcl-v4/SOURCE.md": None,
-    "shared/fixtures/bfcl-v4/claude-sonnet-4-5-FC/BFCL_v4_multi_turn_base_result.json": "bfcl",
-    "shared/fixtures/bfcl-v4/claude-sonnet-4-5-FC/data_multi_turn.csv": None,
-    "shared/fixtures/bfcl-v4/deepseek-v3.1-terminus-FC/BFCL_v4_multi_turn_base_result.json": "bfcl",
-    "shared/fixtures/bfcl-v4/deepseek-v3.1-terminus-FC/BFCL_v4_multi_turn_base_score.json": None,
-    "shared/fixtures/bfcl-v4/deepseek-v3.1-terminus-FC/data_multi_turn.csv": None,
+    "main/tests/data/real/bfcl-v4/LICENSE": None,
+    "main/tests/data/real/bfcl-v4/SOURCE.md": None,
+    "main/tests/data/real/bfcl-v4/claude-sonnet-4-5-FC/BFCL_v4_multi_turn_base_result.json": "bfcl",
+    "main/tests/data/real/bfcl-v4/claude-sonnet-4-5-FC/data_multi_turn.csv": None,
+    "main/tests/data/real/bfcl-v4/deepseek-v3.1-terminus-FC/BFCL_v4_multi_turn_base_result.json": "bfcl",
+    "main/tests/data/real/bfcl-v4/deepseek-v3.1-terminus-FC/BFCL_v4_multi_turn_base_score.json": None,
+    "main/tests/data/real/bfcl-v4/deepseek-v3.1-terminus-FC/data_multi_turn.csv": None,
     # tau2-leaderboard/SOURCE.md: tau2 results files; submission.json claims are not inputs.
-    "shared/fixtures/tau2-leaderboard/LICENSE": None,
-    "shared/fixtures/tau2-leaderboard/SOURCE.md": None,
-    "shared/fixtures/tau2-leaderboard/claude-sonnet-4-5_aide-platform.submission.json": None,
-    "shared/fixtures/tau2-leaderboard/claude-sonnet-4-5_airline_default_gpt4.1_1trials.json": "taubench",
-    "shared/fixtures/tau2-leaderboard/"
-    "ft-gpt-4.1-2025-04-14-sierra-tau2-full-sft-BzrYdMNm_retail_default_gpt-4.1_1trials.json": "taubench",
-    "shared/fixtures/tau2-leaderboard/gpt-4.1_retail_defautl_gpt-4.1_1trials.json": "taubench",
-    "shared/fixtures/tau2-leaderboard/gpt-oss-120b_openai.submission.json": None,
-    "shared/fixtures/tau2-leaderboard/langchain_agent_airline_2025-11-26_00-37-06.json": "taubench",
-    "shared/fixtures/tau2-leaderboard/toolorchestra_airline_gpt-5_1trial.json": "taubench",
-    "shared/fixtures/tau2-leaderboard/toolorchestra_nvidia.submission.json": None,
-    "shared/fixtures/tau2-leaderboard/toolorchestra_retail_gpt-5_1trial.json": "taubench",
-    "shared/fixtures/inspect/2025-02-11T15-17-00-05-00_popularity_dPiJifoWeEQBrfWsAopzWr.eval": "inspect",
-    "shared/fixtures/inspect/2025-09-23T08-09-58-04-00_theory-of-mind_bbB4eRCx2rFJLyPH42Cj9r.eval": "inspect",
-    "shared/fixtures/inspect/LICENSE": None,
-    "shared/fixtures/inspect/SOURCE.md": None,
-    "shared/fixtures/inspect/"
+    "main/tests/data/real/tau2-leaderboard/LICENSE": None,
+    "main/tests/data/real/tau2-leaderboard/SOURCE.md": None,
+    "main/tests/data/real/tau2-leaderboard/claude-sonnet-4-5_aide-platform.submission.json": None,
+    "main/tests/data/real/tau2-leaderboard/"
+    "claude-sonnet-4-5_airline_default_gpt4.1_1trials.json.zst": "taubench",
+    "main/tests/data/real/tau2-leaderboard/"
+    "ft-gpt-4.1-2025-04-14-sierra-tau2-full-sft-BzrYdMNm_retail_default_gpt-4.1_1trials.json.zst": "taubench",
+    "main/tests/data/real/tau2-leaderboard/gpt-4.1_retail_defautl_gpt-4.1_1trials.json.zst": "taubench",
+    "main/tests/data/real/tau2-leaderboard/gpt-oss-120b_openai.submission.json": None,
+    "main/tests/data/real/tau2-leaderboard/langchain_agent_airline_2025-11-26_00-37-06.json.zst": "taubench",
+    "main/tests/data/real/tau2-leaderboard/toolorchestra_airline_gpt-5_1trial.json.zst": "taubench",
+    "main/tests/data/real/tau2-leaderboard/toolorchestra_nvidia.submission.json": None,
+    "main/tests/data/real/tau2-leaderboard/toolorchestra_retail_gpt-5_1trial.json.zst": "taubench",
+    "main/tests/data/real/inspect/"
+    "2025-02-11T15-17-00-05-00_popularity_dPiJifoWeEQBrfWsAopzWr.eval": "inspect",
+    "main/tests/data/real/inspect/"
+    "2025-09-23T08-09-58-04-00_theory-of-mind_bbB4eRCx2rFJLyPH42Cj9r.eval": "inspect",
+    "main/tests/data/real/inspect/LICENSE": None,
+    "main/tests/data/real/inspect/SOURCE.md": None,
+    "main/tests/data/real/inspect/"
     "inst-logs_2025-04-07T11-00-30-05-00_arithmetic-with-tool_gKECTBvzvzgtPqQCd3cirF.json": "inspect",
-    "shared/fixtures/inspect/log_formats.json": "inspect",
-    "shared/fixtures/inspect/log_tool_call_error.json": "inspect",
-    "shared/fixtures/tau-bench-v1/LICENSE": None,
-    "shared/fixtures/tau-bench-v1/SOURCE.md": None,
-    "shared/fixtures/tau-bench-v1/gpt-4o-airline.json": "taubench",
-    "shared/fixtures/tau-bench-v1-retail/LICENSE": None,
-    "shared/fixtures/tau-bench-v1-retail/SOURCE.md": None,
-    "shared/fixtures/tau-bench-v1-retail/assertions-agent-none-0.1_range_0-100_6_18_2025.json": "taubench",
-    "shared/fixtures/tau-bench-v1-retail/"
+    "main/tests/data/real/inspect/log_formats.json": "inspect",
+    "main/tests/data/real/inspect/log_tool_call_error.json": "inspect",
+    "main/tests/data/real/tau-bench-v1/LICENSE": None,
+    "main/tests/data/real/tau-bench-v1/SOURCE.md": None,
+    "main/tests/data/real/tau-bench-v1/gpt-4o-airline.json": "taubench",
+    "main/tests/data/real/tau-bench-v1-retail/LICENSE": None,
+    "main/tests/data/real/tau-bench-v1-retail/SOURCE.md": None,
+    "main/tests/data/real/tau-bench-v1-retail/"
+    "assertions-agent-none-0.1_range_0-100_6_18_2025.json.zst": "taubench",
+    "main/tests/data/real/tau-bench-v1-retail/"
     "tool-calling-with-preconditions-and-python-none-0.1_range_0--1_user-none-llm_062"
     "7144318.json": "taubench",
-    "shared/fixtures/tau2/2025-10-05T07-52-52.930199_telecom_llm_agent_grok-3_user_si"
+    "main/tests/data/real/tau2/2025-10-05T07-52-52.930199_telecom_llm_agent_grok-3_user_si"
     "mulator_grok-3.json": "taubench",
-    "shared/fixtures/tau2/"
+    "main/tests/data/real/tau2/"
     "2025-10-05T22-49-27.854079_telecom-workflow_llm_agent_grok-4_user_simulator_grok-4.json": "taubench",
-    "shared/fixtures/tau2/"
+    "main/tests/data/real/tau2/"
     "2025-10-13T11-33-36.494859_airline_llm_agent_grok-3-mini_user_simulator_grok-3-mini.json": "taubench",
-    "shared/fixtures/tau2/LICENSE": None,
-    "shared/fixtures/tau2/SOURCE.md": None,
-    "shared/fixtures/tau2/hotel_calle_full_10_tasks.json": "taubench",
+    "main/tests/data/real/tau2/LICENSE": None,
+    "main/tests/data/real/tau2/SOURCE.md": None,
+    "main/tests/data/real/tau2/hotel_calle_full_10_tasks.json": "taubench",
     "main/tests/data/bfcl/README.md": None,
-    "main/tests/data/bfcl/real/LICENSE": None,
-    "main/tests/data/bfcl/real/SOURCE.md": None,
-    "main/tests/data/bfcl/real/openai_gpt-oss-20b/multi_turn/BFCL_v4_multi_turn_base_result.json": "bfcl",
+    "main/tests/data/real/README.md": None,
+    "main/tests/data/real/bfcl-gpt-oss-20b/LICENSE": None,
+    "main/tests/data/real/bfcl-gpt-oss-20b/SOURCE.md": None,
+    "main/tests/data/real/bfcl-gpt-oss-20b/"
+    "openai_gpt-oss-20b/multi_turn/BFCL_v4_multi_turn_base_result.json": "bfcl",
     "main/tests/data/bfcl/result/demo-model/multi_turn/BFCL_v4_multi_turn_miss_func_result.json": "bfcl",
     "main/tests/data/bfcl/result/demo-model-FC/multi_turn/BFCL_v4_multi_turn_base_result.json": "bfcl",
     "main/tests/data/chat/transcripts.jsonl": "chat",
-    "main/tests/data/inspect/inspect_ai/LICENSE": None,
-    "main/tests/data/inspect/inspect_ai/SOURCE.md": None,
-    "main/tests/data/inspect/inspect_ai/log_message_deduplication.eval": "inspect",
-    "main/tests/data/inspect/inspect_scout/"
+    "main/tests/data/real/inspect_ai/LICENSE": None,
+    "main/tests/data/real/inspect_ai/SOURCE.md": None,
+    "main/tests/data/real/inspect_ai/log_message_deduplication.eval": "inspect",
+    "main/tests/data/real/inspect_scout/"
     "2025-11-07T10-59-47-05-00_websearch-addition-problem_LqPDntDnkk4h2fSqQ8i6CE.eval": "inspect",
-    "main/tests/data/inspect/inspect_scout/LICENSE": None,
-    "main/tests/data/inspect/inspect_scout/SOURCE.md": None,
+    "main/tests/data/real/inspect_scout/LICENSE": None,
+    "main/tests/data/real/inspect_scout/SOURCE.md": None,
     "main/tests/data/inspect/tiny_tools.eval": "inspect",
     "main/tests/data/inspect/tiny_tools.json": "inspect",
-    "main/tests/data/inspect/vitals/2025-04-29T14-37-34-05-00_An-R-Eval_1da30c33406baede90d819.json.gz": None,
-    "main/tests/data/inspect/vitals/2025-04-29T14-38-09-05-00_An-R-Eval_db267f5e7251238aac6d76.json.gz": None,
-    "main/tests/data/inspect/vitals/LICENSE.md": None,
-    "main/tests/data/inspect/vitals/SOURCE.md": None,
+    "main/tests/data/real/vitals/"
+    "2025-04-29T14-37-34-05-00_An-R-Eval_1da30c33406baede90d819.json.gz": "inspect",
+    "main/tests/data/real/vitals/"
+    "2025-04-29T14-38-09-05-00_An-R-Eval_db267f5e7251238aac6d76.json.gz": "inspect",
+    "main/tests/data/real/vitals/LICENSE.md": None,
+    "main/tests/data/real/vitals/SOURCE.md": None,
     "main/tests/data/paper_table2.csv": None,
     "main/tests/data/taubench/README.md": None,
     "main/tests/data/taubench/hotel-es.json": "taubench",
@@ -125,7 +134,6 @@ EXPECTED: dict[str, str | None] = {
 }
 
 PARENT = REPO.parent
-assert SHARED == PARENT / "shared", "EXPECTED's keys assume ../shared beside the checkout"
 # The keys name the checkout "main/"; a clone in another folder (CI) has another name.
 EXPECTED = {
     (f"{REPO.name}/{key.removeprefix('main/')}" if key.startswith("main/") else key): value
@@ -134,10 +142,10 @@ EXPECTED = {
 
 
 def fixture_inputs() -> list[Path]:
-    """Every file under the two fixture folders, a ToolSandbox run counted as its directory (and
+    """Every file under tests/data, a ToolSandbox run counted as its directory (and
     its result_summary.json); the files inside a run's trajectories belong to the run."""
     found: list[Path] = []
-    for base in (SHARED / "fixtures", REPO / "tests" / "data"):
+    for base in (REPO / "tests" / "data",):
         assert base.is_dir(), f"fixture folder missing: {base}"
         for path in sorted(base.rglob("*")):
             inside_run = any((p / SUMMARY).is_file() for p in path.parents)
@@ -200,7 +208,7 @@ def test_records_are_read_without_a_notice_and_quiet_silences_it(capsys: pytest.
         (REPO / "examples" / "demo.jsonl", "records", []),
         (REPO / "tests" / "data" / "chat" / "transcripts.jsonl", "chat", []),
         # a document over many lines; on stdin there is no file name to take the model from
-        (SHARED / "fixtures" / "tau-bench-v1" / "gpt-4o-airline.json", "taubench", ["--model", "gpt-4o"]),
+        (REAL / "tau-bench-v1" / "gpt-4o-airline.json", "taubench", ["--model", "gpt-4o"]),
     ],
 )
 def test_stdin_is_detected_from_its_first_line_and_read_whole(
@@ -265,7 +273,7 @@ def test_empty_files_take_the_format_of_the_others(tmp_path: Path) -> None:
 def test_a_chosen_adapter_that_cannot_read_a_file_names_the_one_that_can(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    path = str(SHARED / "fixtures" / "tau-bench-v1" / "gpt-4o-airline.json")
+    path = str(REAL / "tau-bench-v1" / "gpt-4o-airline.json")
     code, out, err = run(["score", "--adapter", "records", path], capsys)
     assert code == 2 and out == "" and err.count("\n") == 1
     assert err.startswith(f"prefixexec: error: {path}:")

@@ -1,9 +1,9 @@
 """What `explain` and the per-rollout rows show, on real output (spec: OUT-EXPLAIN, OUT-ROLLOUTS,
 BFCL-TURNS, BFCL-REASON).
 
-Real runs: tau2's leaderboard run of a LangChain agent (../shared/fixtures/tau2-leaderboard, MIT),
+Real runs: tau2's leaderboard run of a LangChain agent (tests/data/real/tau2-leaderboard, MIT),
 whose pydantic errors span several indented lines, and gpt-oss-20b's BFCL results
-(tests/data/bfcl/real, Apache-2.0). Counts are made here from the raw JSON with their own loops.
+(tests/data/real/bfcl-gpt-oss-20b, Apache-2.0). Counts are made here from the raw JSON with their own loops.
 No real prompting BFCL file is at hand (every real one is function-calling output, whose
 arguments are all keywords): a crafted file shows positional arguments.
 """
@@ -20,15 +20,12 @@ import pytest
 from prefixexec.cli import main
 from prefixexec.explain import reason_text
 
-from conftest import REPO, SHARED
+from conftest import REAL, real_text
 
-LANGCHAIN = SHARED / "fixtures" / "tau2-leaderboard" / "langchain_agent_airline_2025-11-26_00-37-06.json"
+LANGCHAIN = REAL / "tau2-leaderboard" / "langchain_agent_airline_2025-11-26_00-37-06.json.zst"
 GPT_OSS = (
-    REPO
-    / "tests"
-    / "data"
-    / "bfcl"
-    / "real"
+    REAL
+    / "bfcl-gpt-oss-20b"
     / "openai_gpt-oss-20b"
     / "multi_turn"
     / "BFCL_v4_multi_turn_base_result.json"
@@ -42,7 +39,7 @@ def explain(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
 
 @pytest.mark.spec("OUT-EXPLAIN")
 def test_multi_line_reasons_keep_their_indentation(capsys: pytest.CaptureFixture[str]) -> None:
-    document = json.loads(LANGCHAIN.read_text(encoding="utf-8"))
+    document = json.loads(real_text(LANGCHAIN))
     multi = {
         (s["task_id"], s["trial"]): m["content"]
         for s in document["simulations"]

@@ -1,6 +1,6 @@
 """Harness errors apart from agent failures, on real runs and on the edge cases (spec/harness.md).
 
-Real runs: the tau-bench v1 retail run of the assertions-agent (../shared/fixtures, MIT), 34 of
+Real runs: the tau-bench v1 retail run of the assertions-agent (tests/data/real, MIT), 34 of
 whose 100 records crashed in the harness, and the ToolSandbox runs under tests/data/toolsandbox-real
 (two scenarios ToolSandbox itself aborted). Every count pinned here is made in this file from the
 raw JSON with its own loop (``json`` only), as each comment says. tau2's ``infrastructure_error``
@@ -19,10 +19,10 @@ from test_taubench import assistant, call, run, sim, tau2, tool, user
 from prefixexec.adapters import AdapterOptions, InputError, chat, harness, taubench, toolsandbox
 from prefixexec.kernel import Cohort, compute_metrics
 
-from conftest import REPO, SHARED
+from conftest import REAL, REPO, real_text
 
 ASSERTIONS = (
-    SHARED / "fixtures" / "tau-bench-v1-retail" / "assertions-agent-none-0.1_range_0-100_6_18_2025.json"
+    REAL / "tau-bench-v1-retail" / "assertions-agent-none-0.1_range_0-100_6_18_2025.json.zst"
 )
 TSB_REAL = REPO / "tests" / "data" / "toolsandbox-real"
 CLI_RUN = TSB_REAL / "agent_cli_agent_user_cli_user_12_03_2026_02_03_36"
@@ -30,7 +30,7 @@ HERMES_RUN = TSB_REAL / "agent_NousResearch" / "Hermes-2-Pro-Mistral-7B_user_cli
 
 
 def _records() -> list[dict[str, Any]]:
-    return list(json.loads(ASSERTIONS.read_text(encoding="utf-8")))
+    return list(json.loads(real_text(ASSERTIONS)))
 
 
 def _crashed(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

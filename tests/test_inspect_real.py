@@ -1,6 +1,6 @@
 """The inspect_ai adapter on real third-party logs (spec/adapters/inspect.md; issue 13).
 
-Logs: ``../shared/fixtures/inspect/`` (inspect_ai's own test logs and a tidyverse/vitals log; MIT;
+Logs: ``tests/data/real/inspect/`` (inspect_ai's own test logs and a tidyverse/vitals log; MIT;
 sources in its SOURCE.md), and in ``tests/data/inspect/``: ``inspect_ai/`` (inspect_ai's test log
 with five bash calls), ``inspect_scout/`` (a run that was offered web_search and called nothing)
 and ``vitals/`` (two logs written by vitals, stored gzip-compressed); each folder has its
@@ -35,11 +35,11 @@ from prefixexec.adapters.inspect_logs import reader
 from prefixexec.adapters.inspect_logs.operators import audit as operators_audit
 from prefixexec.cli import main
 
-from conftest import REPO, SHARED
+from conftest import REAL, REPO
 
-FIXTURES = SHARED / "fixtures" / "inspect"
-DATA = REPO / "tests" / "data" / "inspect"
-VITALS = DATA / "vitals"
+FIXTURES = REAL / "inspect"
+DATA = REAL
+VITALS = REAL / "vitals"
 
 POPULARITY = "2025-02-11T15-17-00-05-00_popularity_dPiJifoWeEQBrfWsAopzWr.eval"
 THEORY_OF_MIND = "2025-09-23T08-09-58-04-00_theory-of-mind_bbB4eRCx2rFJLyPH42Cj9r.eval"
@@ -52,8 +52,8 @@ DEDUPLICATION = "inspect_ai/log_message_deduplication.eval"
 WEBSEARCH = "inspect_scout/2025-11-07T10-59-47-05-00_websearch-addition-problem_LqPDntDnkk4h2fSqQ8i6CE.eval"
 
 
-def shared(name: str) -> Path:
-    """A real log: ``folder/name`` in tests/data/inspect/, a bare name in the shared fixtures."""
+def real(name: str) -> Path:
+    """A real log: ``folder/name`` in tests/data/real/, a bare name in tests/data/real/inspect/."""
     path = DATA / name if "/" in name else FIXTURES / name
     assert path.is_file(), f"missing real fixture {path} (see {path.parent / 'SOURCE.md'})"
     return path
@@ -151,7 +151,7 @@ def test_real_logs_against_independent_counts(
     success: Fraction,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    path = shared(name)
+    path = real(name)
     samples = raw_samples(path)
     # The golden numbers agree with the in-test raw count ...
     raw = (len(samples), sum(len(raw_calls(s)) for s in samples), sum(raw_executed(s) for s in samples))
@@ -179,7 +179,7 @@ def test_real_logs_against_independent_counts(
 
 @pytest.mark.spec("INS-NOTOOL", "INS-SUCCESS", "INS-VALUE")
 def test_theory_of_mind_samples(capsys: pytest.CaptureFixture[str]) -> None:
-    path = shared(THEORY_OF_MIND)
+    path = real(THEORY_OF_MIND)
     raw = {str(s["id"]): s for s in raw_samples(path)}
     rollouts = rollouts_of(path)
     # Each of the 100 samples: no call, every model event offered no tools -> T 1, FED 2; Y is
@@ -194,7 +194,7 @@ def test_theory_of_mind_samples(capsys: pytest.CaptureFixture[str]) -> None:
 
 @pytest.mark.spec("INS-EXEC", "INS-CALLS", "INS-DATASET")
 def test_arithmetic_with_tool_samples() -> None:
-    path = shared(ARITHMETIC)
+    path = real(ARITHMETIC)
     rollouts = rollouts_of(path)
     # Samples 1 and 2: one take_sum call each (71+31, 91+13), answered "102" and "104", no error:
     # T 1, FED 2; the match scorer says "C".
@@ -210,9 +210,9 @@ def test_older_log_reads_its_events_under_transcript() -> None:
     # log_formats.json (inspect 0.3.41) keeps its events in sample.transcript.events; its one
     # model event lists tools: [] so the sample's answer without a call is allowed: FED 2 (the
     # issue's misfire was FED 1, "as if tools had been offered").
-    (sample,) = raw_samples(shared(LOG_FORMATS))
+    (sample,) = raw_samples(real(LOG_FORMATS))
     assert "events" not in sample and raw_model_tools(sample) == [[]]
-    (rollout,) = rollouts_of(shared(LOG_FORMATS)).values()
+    (rollout,) = rollouts_of(real(LOG_FORMATS)).values()
     assert (rollout.outcome.T, rollout.outcome.fed) == (1, 2)
     assert rollout.meta["no_tool"] == "every model event of the sample offered no tools"
     assert (rollout.success, rollout.meta["score"]) == (False, "I")
@@ -222,17 +222,17 @@ def test_older_log_reads_its_events_under_transcript() -> None:
 def test_real_eval_logs_with_calls_and_with_offered_tools() -> None:
     # inspect_ai's log: five bash calls {"cmd": "ls"} (ids hardcoded_0..4), each answered by a
     # tool message without error; bash and python offered in all 6 model events: T 5, FED 6.
-    (sample,) = raw_samples(shared(DEDUPLICATION))
+    (sample,) = raw_samples(real(DEDUPLICATION))
     assert [c["id"] for c in raw_calls(sample)] == [f"hardcoded_{i}" for i in range(5)]
     assert raw_executed(sample) == 5 and all(sorted(t) == ["bash", "python"] for t in raw_model_tools(sample))
-    (rollout,) = rollouts_of(shared(DEDUPLICATION)).values()
+    (rollout,) = rollouts_of(real(DEDUPLICATION)).values()
     assert (rollout.task_id, rollout.outcome.T, rollout.outcome.fed, rollout.success) == ("0", 5, 6, False)
     assert rollout.meta["score"] == 0.0  # closeness_log's numeric value, below the threshold 1
     # inspect_scout's log: offered web_search, no call, a correct answer: FED 1, Y 1 (INS-NOTOOL
     # rule 2: the no-tool action is allowed only when no tool was offered).
-    (sample,) = raw_samples(shared(WEBSEARCH))
+    (sample,) = raw_samples(real(WEBSEARCH))
     assert raw_calls(sample) == [] and raw_model_tools(sample) == [["web_search"]]
-    (rollout,) = rollouts_of(shared(WEBSEARCH)).values()
+    (rollout,) = rollouts_of(real(WEBSEARCH)).values()
     outcome = rollout.outcome
     assert (outcome.T, outcome.fed, outcome.label, rollout.success) == (1, 1, None, True)
     assert rollout.outcome.reason == (
@@ -242,7 +242,7 @@ def test_real_eval_logs_with_calls_and_with_offered_tools() -> None:
 
 @pytest.mark.spec("INS-SUCCESS", "INS-FILES", "INS-NOTOOL")
 def test_json_log_scorer_from_results_scores() -> None:
-    path = shared(TOOL_CALL_ERROR)
+    path = real(TOOL_CALL_ERROR)
     document = json.loads(path.read_text(encoding="utf-8"))
     # No eval.scorers; results.scores names "includes"; the one sample has no scores at all.
     assert "scorers" not in document["eval"]
@@ -321,7 +321,7 @@ def test_a_real_log_without_tool_results_stops(vitals: Path, capsys: pytest.Capt
 def test_audit_passes_on_the_real_logs_with_calls(
     name: str, trajectories: int, actions: int, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["audit", "--adapter", "inspect", "--json", str(shared(name))]) == 0
+    assert main(["audit", "--adapter", "inspect", "--json", str(real(name))]) == 0
     document = json.loads(capsys.readouterr().out)
     # Gold: the accepted calls; each of the 6 operators makes one mutant per trajectory, all caught.
     assert document["status"] == "pass"
@@ -335,7 +335,7 @@ def test_audit_says_nothing_checked_on_real_logs_without_calls(
     name: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # These logs hold no tool call (REAL_LOGS): nothing to replay or mutate, exit 2 (AUDIT-CLI).
-    assert main(["audit", "--adapter", "inspect", "--json", str(shared(name))]) == 2
+    assert main(["audit", "--adapter", "inspect", "--json", str(real(name))]) == 2
     captured = capsys.readouterr()
     document = json.loads(captured.out)
     assert document["status"] == "nothing-checked" and document["gold"]["trajectories"] == 0

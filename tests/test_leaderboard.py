@@ -31,18 +31,18 @@ from prefixexec.inference import evaluate_accumulators
 from prefixexec.kernel.bootstrap import BootstrapSettings
 from prefixexec.ranking.core import average_ranks, exact_ranks, pair_signs, tau_b
 
-from conftest import REPO, SHARED
+from conftest import REAL, REPO, real_text
 
-V1 = SHARED / "fixtures" / "tau-bench-v1" / "gpt-4o-airline.json"
-BOARD = SHARED / "fixtures" / "tau2-leaderboard"
+V1 = REAL / "tau-bench-v1" / "gpt-4o-airline.json"
+BOARD = REAL / "tau2-leaderboard"
 AIRLINE = [
-    BOARD / "claude-sonnet-4-5_airline_default_gpt4.1_1trials.json",
-    BOARD / "langchain_agent_airline_2025-11-26_00-37-06.json",
-    BOARD / "toolorchestra_airline_gpt-5_1trial.json",
+    BOARD / "claude-sonnet-4-5_airline_default_gpt4.1_1trials.json.zst",
+    BOARD / "langchain_agent_airline_2025-11-26_00-37-06.json.zst",
+    BOARD / "toolorchestra_airline_gpt-5_1trial.json.zst",
 ]
 RETAIL_GYM = [
-    BOARD / "gpt-4.1_retail_defautl_gpt-4.1_1trials.json",
-    BOARD / "ft-gpt-4.1-2025-04-14-sierra-tau2-full-sft-BzrYdMNm_retail_default_gpt-4.1_1trials.json",
+    BOARD / "gpt-4.1_retail_defautl_gpt-4.1_1trials.json.zst",
+    BOARD / "ft-gpt-4.1-2025-04-14-sierra-tau2-full-sft-BzrYdMNm_retail_default_gpt-4.1_1trials.json.zst",
 ]
 SCHEMA = json.loads((REPO / "spec" / "leaderboard.schema.json").read_text(encoding="utf-8"))
 
@@ -96,7 +96,7 @@ def tau2_pass_hat_k(path: Path) -> dict[int, Fraction]:
     k = 1..min num_trials, averaged over tasks (``get_tasks_pass_hat_k``, ``compute_metrics``).
     Exact fractions instead of floats, so the comparison is exact.
     """
-    rows = json.loads(path.read_text(encoding="utf-8"))
+    rows = json.loads(real_text(path))
     trials: Counter[str] = Counter()
     successes: Counter[str] = Counter()
     for r in rows:
@@ -113,7 +113,7 @@ def tau2_pass_hat_k(path: Path) -> dict[int, Fraction]:
 @pytest.mark.spec("PASSK-TAU2", "PASSK-HAT", "PASSK-TRIALS")
 def test_pass_hat_k_equals_tau2_formula_on_the_4_trial_gpt4o_run(capsys: pytest.CaptureFixture[str]) -> None:
     # Counted from the raw file: 50 tasks x 4 trials; tasks with 0..4 successes: 14, 12, 10, 4, 10.
-    rows = json.loads(V1.read_text(encoding="utf-8"))
+    rows = json.loads(real_text(V1))
     per_task: Counter[str] = Counter()
     for r in rows:
         per_task[str(r["task_id"])] += r["reward"] == 1.0
@@ -167,7 +167,7 @@ def tau2_counts(path: Path) -> tuple[int, int, int]:
     true``, or, where a file has no ``error`` field, text starting with ``Error``); a simulation
     without calls is executable iff its task has no gold assistant action.
     """
-    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc = json.loads(real_text(path))
     gold = {
         str(t["id"]): [
             a
@@ -260,7 +260,7 @@ def test_fine_tuning_ties_success_but_not_executability(capsys: pytest.CaptureFi
 @pytest.mark.spec("LB-TASKS", "LB-REAL")
 def test_systems_that_do_not_share_tasks(capsys: pytest.CaptureFixture[str]) -> None:
     # ToolOrchestra ran all 114 retail tasks; the gym runs 40 of them.
-    files = [*RETAIL_GYM, BOARD / "toolorchestra_retail_gpt-5_1trial.json"]
+    files = [*RETAIL_GYM, BOARD / "toolorchestra_retail_gpt-5_1trial.json.zst"]
     code, out, err = run(capsys, *files, "--bootstrap", "0")
     assert code == 2 and out == ""
     assert "tau-bench/retail: the systems do not share one task set (114 tasks in all, 40 shared)" in err

@@ -32,12 +32,12 @@ from prefixexec.integrations.monitors import BfclLiveSemantics
 from prefixexec.kernel import Outcome, PrefixMonitor, replay
 from prefixexec.kernel.actions import Action
 
-from conftest import REPO, SHARED
+from conftest import REAL, REPO
 from strategies import monitor_cuts
 
 CHAT = REPO / "tests" / "data" / "chat" / "transcripts.jsonl"
 INSPECT = REPO / "tests" / "data" / "inspect" / "tiny_tools.eval"
-TAU = SHARED / "fixtures" / "tau-bench-v1" / "gpt-4o-airline.json"
+TAU = REAL / "tau-bench-v1" / "gpt-4o-airline.json"
 DEMO = REPO / "examples" / "demo.jsonl"
 TOOLSANDBOX = REPO / "tests" / "data" / "toolsandbox-real"
 

@@ -29,7 +29,7 @@ from prefixexec.report import FILES, Progress, ReportOptions, build_report, eval
 from prefixexec.report.model import best_flags, decomposition_row, main_table
 from prefixexec.report.tables import md_escape, table_tex, tex_escape
 
-from conftest import REPO, SHARED, DrawnReport
+from conftest import REAL, REPO, DrawnReport
 from strategies import outcomes
 
 GOLDEN = REPO / "tests" / "golden"
@@ -45,7 +45,7 @@ GOLDEN_FILES = (
     "labels.csv",
     "decomposition.md",
 )
-TAU_FIXTURE = SHARED / "fixtures" / "tau-bench-v1" / "gpt-4o-airline.json"
+TAU_FIXTURE = REAL / "tau-bench-v1" / "gpt-4o-airline.json"
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

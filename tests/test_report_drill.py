@@ -19,9 +19,9 @@ import pytest
 
 from prefixexec.cli import main
 
-from conftest import SHARED
+from conftest import REAL
 
-TAU = SHARED / "fixtures" / "tau-bench-v1" / "gpt-4o-airline.json"
+TAU = REAL / "tau-bench-v1" / "gpt-4o-airline.json"
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """Per-rollout rows, `explain` and `--select` (spec/rollouts.md).
 
-Real data: the tau-bench v1 GPT-4o airline run (../shared/fixtures/tau-bench-v1). The expected
+Real data: the tau-bench v1 GPT-4o airline run (tests/data/real/tau-bench-v1). The expected
 failing calls are read from the raw JSON independently of the adapter (the n-th tool call of the
 rollout's assistant messages, counted in the test), not taken from the adapter's output.
 """
@@ -23,9 +23,9 @@ from prefixexec.cli import main
 from prefixexec.kernel import ConditionKey, Outcome, Rollout, ToolCall
 from prefixexec.kernel.actions import NO_TOOL
 
-from conftest import REPO, SHARED
+from conftest import REAL, REPO
 
-TAU = SHARED / "fixtures" / "tau-bench-v1" / "gpt-4o-airline.json"
+TAU = REAL / "tau-bench-v1" / "gpt-4o-airline.json"
 SCHEMA = json.loads((REPO / "spec" / "rollouts.schema.json").read_text(encoding="utf-8"))
 EXAMPLE = REPO / "examples" / "demo.jsonl"
 

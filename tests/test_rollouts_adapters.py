@@ -15,21 +15,21 @@ import pytest
 from prefixexec.adapters import ADAPTERS, AdapterOptions, harness
 from prefixexec.rollouts import rows
 
-from conftest import REPO, SHARED
+from conftest import REAL, REPO
 
-FIXTURES = SHARED / "fixtures"
+FIXTURES = REAL
 TSB = REPO / "tests" / "data" / "toolsandbox-real"
 CASES: list[tuple[str, list[Path]]] = [
     ("taubench", [FIXTURES / "tau-bench-v1" / "gpt-4o-airline.json"]),
-    ("taubench", sorted((FIXTURES / "tau-bench-v1-retail").glob("*.json"))),
+    ("taubench", sorted((FIXTURES / "tau-bench-v1-retail").glob("*.json*"))),
     ("taubench", sorted((FIXTURES / "tau2").glob("*.json"))),
     ("chat", [REPO / "tests" / "data" / "chat" / "transcripts.jsonl"]),
     ("inspect", [next((FIXTURES / "inspect").glob("inst-logs_*.json"))]),
-    ("inspect", [REPO / "tests" / "data" / "inspect" / "inspect_ai" / "log_message_deduplication.eval"]),
+    ("inspect", [FIXTURES / "inspect_ai" / "log_message_deduplication.eval"]),
     ("inspect", [REPO / "tests" / "data" / "inspect" / "tiny_tools.eval"]),
     ("records", [REPO / "examples" / "demo.jsonl"]),
     ("toolsandbox", sorted(p for p in TSB.rglob("result_summary.json"))),
-    ("bfcl", sorted((REPO / "tests" / "data" / "bfcl" / "real").rglob("*_result.json"))),
+    ("bfcl", sorted((FIXTURES / "bfcl-gpt-oss-20b").rglob("*_result.json"))),
 ]
 
 

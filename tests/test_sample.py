@@ -18,11 +18,11 @@ from prefixexec import api
 from prefixexec.cli import main
 from prefixexec.sampling import order_key, sample
 
-from conftest import REPO, SHARED
+from conftest import REAL, REPO
 
 TOOLSANDBOX = REPO / "tests" / "data" / "toolsandbox-real"
 RUNS = sorted(str(p.parent) for p in TOOLSANDBOX.rglob("result_summary.json"))
-TAU = SHARED / "fixtures" / "tau-bench-v1" / "gpt-4o-airline.json"
+TAU = REAL / "tau-bench-v1" / "gpt-4o-airline.json"
 
 task_ids = st.text(alphabet="abcdefgh0123456789_", min_size=1, max_size=6)
 single = st.dictionaries(task_ids, st.sampled_from(["A", "B", "C", "D"]), min_size=1, max_size=40)
@@ -261,8 +261,7 @@ def tau2_tasks_file(tmp_path: Path, split: dict[str, list[str]] | None = None) -
     """A tau2 domain folder holding the tasks of a real tau2 run (the results file's own "tasks",
     which is the domain's tasks.json content)."""
     run = (
-        SHARED
-        / "fixtures"
+        REAL
         / "tau2"
         / "2025-10-13T11-33-36.494859_airline_llm_agent_grok-3-mini_user_simulator_grok-3-mini.json"
     )

@@ -1,6 +1,6 @@
 """The tau-bench adapter (spec/adapters/taubench.md): v1 result lists and tau2/tau^3 results.json.
 
-Real data: ../shared/fixtures/tau-bench-v1/gpt-4o-airline.json (200 GPT-4o rollouts, MIT). Every
+Real data: tests/data/real/tau-bench-v1/gpt-4o-airline.json (200 GPT-4o rollouts, MIT). Every
 number pinned for it below was obtained once by an independent loop over the raw JSON that
 shares no code with the adapter (quoted in the comments), and the first-failure labels by
 reading the 36 first error messages and the arguments of their calls by hand.
@@ -26,9 +26,9 @@ from prefixexec.adapters import AdapterOptions, InputError, taubench
 from prefixexec.cli import main
 from prefixexec.kernel import Cohort, Label, Rollout, compute_metrics
 
-from conftest import SHARED
+from conftest import REAL
 
-FIXTURE = SHARED / "fixtures" / "tau-bench-v1" / "gpt-4o-airline.json"
+FIXTURE = REAL / "tau-bench-v1" / "gpt-4o-airline.json"
 NONE = AdapterOptions()
 
 
@@ -825,7 +825,7 @@ def test_a_renamed_file_reports_its_real_defect_before_the_missing_model(
     # Issue 30: a renamed copy of the real run with a broken record said "cannot tell the model"
     # and hid the record's fault, which --model then revealed.
     data = json.loads(
-        (SHARED / "fixtures" / "tau-bench-v1" / "gpt-4o-airline.json").read_text(encoding="utf-8")
+        (REAL / "tau-bench-v1" / "gpt-4o-airline.json").read_text(encoding="utf-8")
     )
     data[3]["traj"] = 5
     renamed = tmp_path / "run.json"

@@ -1,4 +1,4 @@
-"""Regression on every real tau-bench run in ../shared/fixtures (spec TAU-REAL-FIXTURES).
+"""Regression on every real tau-bench run in tests/data/real (spec TAU-REAL-FIXTURES).
 
 Third-party runs nobody here wrote (sources and MIT licences beside them): the tau-bench v1
 airline run of GPT-4o (sierra-research/tau-bench), two v1 retail runs of custom agents
@@ -28,12 +28,12 @@ from test_taubench import run
 from prefixexec.adapters import AdapterOptions, taubench
 from prefixexec.kernel import Cohort, Rollout, compute_metrics
 
-from conftest import SHARED
+from conftest import REAL, real_text
 
-FIXTURES = SHARED / "fixtures"
+FIXTURES = REAL
 AIRLINE_V1 = FIXTURES / "tau-bench-v1" / "gpt-4o-airline.json"
 RETAIL = FIXTURES / "tau-bench-v1-retail"
-ASSERTIONS = RETAIL / "assertions-agent-none-0.1_range_0-100_6_18_2025.json"
+ASSERTIONS = RETAIL / "assertions-agent-none-0.1_range_0-100_6_18_2025.json.zst"
 PRECONDITIONS = (
     RETAIL / "tool-calling-with-preconditions-and-python-none-0.1_range_0--1_user-none-llm_0627144318.json"
 )
@@ -58,7 +58,7 @@ def _fed(verdicts: list[bool]) -> int:
 def oracle_v1(path: Path) -> dict[tuple[str, int], Row]:
     """Independent count over a v1 result list (see the module docstring)."""
     rows: dict[tuple[str, int], Row] = {}
-    for r in json.loads(path.read_text(encoding="utf-8")):
+    for r in json.loads(real_text(path)):
         traj, verdicts, calls = r["traj"], [], 0
         for i, m in enumerate(traj):
             if m["role"] == "assistant" and m.get("tool_calls"):
@@ -81,7 +81,7 @@ def oracle_v1(path: Path) -> dict[tuple[str, int], Row]:
 
 def oracle_tau2(path: Path) -> dict[tuple[str, int], Row]:
     """Independent count over a tau2 results.json (see the module docstring)."""
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = json.loads(real_text(path))
     gold = {
         t["id"]: sum(
             1

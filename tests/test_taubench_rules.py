@@ -100,7 +100,7 @@ def test_a_known_model_or_strategy_anchors_the_split() -> None:
         "none",
         True,
     )
-    n = taubench.v1_naming("assertions-agent-none-0.1_range_0-100_6_18_2025.json")
+    n = taubench.v1_naming("assertions-agent-none-0.1_range_0-100_6_18_2025.json.zst")
     assert (n.strategy, n.model, n.guess is not None) == ("assertions-agent", "none", True)
 
 

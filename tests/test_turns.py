@@ -30,13 +30,13 @@ from prefixexec.adapters.turns import turn_outcome, turn_rollouts
 from prefixexec.cli import main
 from prefixexec.kernel import Cohort, Label, Outcome, compute_metrics
 
-from conftest import REPO, SHARED
+from conftest import REAL, real_text
 
-LEADERBOARD = SHARED / "fixtures" / "tau2-leaderboard"
-RETAIL = LEADERBOARD / "gpt-4.1_retail_defautl_gpt-4.1_1trials.json"
-BFCL_REAL = REPO / "tests" / "data" / "bfcl" / "real" / "openai_gpt-oss-20b" / "multi_turn"
+LEADERBOARD = REAL / "tau2-leaderboard"
+RETAIL = LEADERBOARD / "gpt-4.1_retail_defautl_gpt-4.1_1trials.json.zst"
+BFCL_REAL = REAL / "bfcl-gpt-oss-20b" / "openai_gpt-oss-20b" / "multi_turn"
 BFCL_FILE = BFCL_REAL / "BFCL_v4_multi_turn_base_result.json"
-INSPECT = SHARED / "fixtures" / "inspect"
+INSPECT = REAL / "inspect"
 ARITHMETIC = INSPECT / "inst-logs_2025-04-07T11-00-30-05-00_arithmetic-with-tool_gKECTBvzvzgtPqQCd3cirF.json"
 TOOL_CALL_ERROR = INSPECT / "log_tool_call_error.json"
 
@@ -116,7 +116,7 @@ def _said(message: dict[str, Any]) -> bool:
 def tau2_turns(path: Path) -> dict[tuple[str, int], tuple[list[int], int]]:
     """(task, trial) -> (turn of each assistant call, user turns), from the raw tau2 JSON."""
     out: dict[tuple[str, int], tuple[list[int], int]] = {}
-    for sim in json.loads(path.read_text(encoding="utf-8"))["simulations"]:
+    for sim in json.loads(real_text(path))["simulations"]:
         turn, calls = 0, []
         for m in sim["messages"] or []:
             if m["role"] == "user" and _said(m):
@@ -130,7 +130,7 @@ def tau2_turns(path: Path) -> dict[tuple[str, int], tuple[list[int], int]]:
 
 def v1_turns(path: Path) -> dict[tuple[str, int], tuple[list[int], int]]:
     out: dict[tuple[str, int], tuple[list[int], int]] = {}
-    for r in json.loads(path.read_text(encoding="utf-8")):
+    for r in json.loads(real_text(path)):
         turn, calls = 0, []
         for m in r["traj"]:
             if m["role"] == "user" and _said(m):
@@ -190,7 +190,7 @@ def test_retail_turn_level_figures() -> None:
 def bfcl_turns(path: Path) -> dict[str, tuple[list[int], int]]:
     """task -> (turn of each call, turns): a call is an item of a non-empty list step."""
     out: dict[str, tuple[list[int], int]] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in real_text(path).splitlines():
         e = json.loads(line)
         calls = [t + 1 for t, turn in enumerate(e["result"]) for step in turn
                  if isinstance(step, list) for item in step for _ in item]  # fmt: skip
@@ -222,7 +222,7 @@ def test_bfcl_turns_against_an_independent_count() -> None:
 @pytest.mark.spec("TURN-MAP")
 @pytest.mark.parametrize("path", [ARITHMETIC, TOOL_CALL_ERROR], ids=["arithmetic", "tool-call-error"])
 def test_inspect_turns_against_an_independent_count(path: Path) -> None:
-    log = json.loads(path.read_text(encoding="utf-8"))
+    log = json.loads(real_text(path))
     raw: dict[tuple[str, int], tuple[list[int], int]] = {}
     for s in log["samples"]:
         turn, calls = 0, []
@@ -308,7 +308,7 @@ def test_a_rollout_without_recorded_turns_is_an_input_error() -> None:
 
 
 ASSERTIONS = (
-    SHARED / "fixtures" / "tau-bench-v1-retail" / "assertions-agent-none-0.1_range_0-100_6_18_2025.json"
+    REAL / "tau-bench-v1-retail" / "assertions-agent-none-0.1_range_0-100_6_18_2025.json.zst"
 )
 
 
@@ -317,7 +317,7 @@ def test_a_counted_harness_error_fails_in_the_last_turn() -> None:
     # The assertions-agent run (tau-bench v1 retail): counted from the raw list, 34 rollouts have
     # `traj: []` and `info.error` (crashed in the harness); with `traj` empty they have no user turn
     # and no call, so at turn level each is T = 1, FED = 1 (the harness action in turn 1).
-    raw = json.loads(ASSERTIONS.read_text(encoding="utf-8"))
+    raw = json.loads(real_text(ASSERTIONS))
     crashed = {(str(r["task_id"]), r["trial"]) for r in raw if not r["traj"] and r["info"].get("error")}
     assert len(crashed) == 34
     rollouts = prefixexec.read(

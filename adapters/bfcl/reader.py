@@ -21,6 +21,7 @@ from prefixexec.kernel import ConditionKey, Outcome, Rollout
 
 from .. import harness
 from ..errors import InputError
+from ..inputs import plain_name
 from ..limits import notice
 from ..records import open_lines, parse_json_line
 from . import backend, decoders
@@ -174,7 +175,7 @@ def _objects(path: str) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _file_category(path: str) -> str | None:
-    match = _RESULT_NAME.match(Path(path).name)
+    match = _RESULT_NAME.match(plain_name(Path(path).name))  # INPUT-COMPRESSED: x_result.json.gz
     if match is None:
         return None
     category = match.group(1)

@@ -28,7 +28,7 @@ from prefixexec.kernel import ConditionKey, Rollout, ToolCall, replay
 
 from .. import harness
 from ..errors import InputError
-from ..inputs import open_binary, open_text, reading
+from ..inputs import open_seekable, open_text, plain_name, reading
 from ..labels import load_label_rules
 from ..limits import DEEP, MAX_MEMBER_BYTES, MAX_RATIO, MAX_TRIAL, RATIO_FLOOR, notice
 from ..records import unique_rollouts
@@ -77,7 +77,8 @@ class EvalArchive:
     def __init__(self, path: Path) -> None:
         self.path = path
         # Opened with the checks of every input (no device, FIFO or pseudo-file: HOSTILE-*).
-        self.handle = open_binary(str(path), "an inspect .eval log")
+        # A gzip or zstd copy of the archive is decompressed to a seekable file (INPUT-COMPRESSED).
+        self.handle = open_seekable(str(path), "an inspect .eval log")
         try:
             self.zip = zipfile.ZipFile(self.handle)
         except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
@@ -116,7 +117,8 @@ class EvalArchive:
                 raise InputError(where, f"corrupt member: {one_line(str(exc))}") from None
         if info.compress_type != ZIP_ZSTD:
             raise InputError(where, f"unsupported ZIP compression method {info.compress_type}")
-        with reading(str(self.path)), open_binary(str(self.path), "an inspect .eval log") as handle:
+        with reading(str(self.path)):
+            handle = self.handle
             handle.seek(info.header_offset)
             header = handle.read(30)
             if len(header) != 30 or header[:4] != b"PK\x03\x04":
@@ -326,9 +328,10 @@ def iter_json_log(path: Path) -> Iterator[tuple[str, str, Any]]:
 
 def iter_log(path: Path) -> Iterator[tuple[str, str, Any]]:
     """The header and samples of one log, by its file name (INS-FILES)."""
-    if path.suffix == ".eval":
+    name = plain_name(path.name)  # x.eval.gz, x.json.zst: read decompressed (INPUT-COMPRESSED)
+    if name.endswith(".eval"):
         return iter_eval_log(path)
-    if path.suffix == ".json":
+    if name.endswith(".json"):
         return iter_json_log(path)
     raise InputError(str(path), "expected an inspect log ending in .eval or .json")
 

@@ -24,7 +24,7 @@ from prefixexec.kernel import ConditionKey, Rollout, ToolCall, replay
 
 from .. import harness
 from ..errors import InputError
-from ..inputs import read_text, reading
+from ..inputs import plain_name, read_text, reading
 from ..labels import NO_RULES, LabelRules, load_label_rules
 from ..limits import notice, read_stdin_document
 from ..records import STDIN, parse_json_line, unique_rollouts
@@ -526,7 +526,7 @@ def v1_naming(path: str, model: str | None = None, strategy: str | None = None) 
 
     ``model`` / ``strategy``, when known from elsewhere (options or the records), anchor the split.
     """
-    stem = Path(path).name.removesuffix(".json")
+    stem = plain_name(Path(path).name).removesuffix(".json")  # INPUT-COMPRESSED: x.json.gz
     checkpoint = _V1_CHECKPOINT.match(stem)
     if checkpoint:
         found_strategy, found_model, guess = split_strategy_model(checkpoint["head"], model, strategy)

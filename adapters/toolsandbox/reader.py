@@ -24,10 +24,11 @@ import attrs
 
 from prefixexec.kernel import ConditionKey, Rollout, ToolCall, replay
 
-from .. import harness
+from .. import archives, harness
 from ..errors import InputError
+from ..inputs import read_text
 from ..labels import NO_RULES, LabelRules, load_label_rules
-from ..limits import DEEP, check_input_file
+from ..limits import DEEP
 from ..shape import optional_number, optional_str
 from .semantics import INCOMPLETE_CODE, NO_TOOL_CATEGORIES, SEMANTICS, SandboxCall, Scenario, split_exception
 
@@ -192,19 +193,11 @@ class SummaryEntry:
 
 
 def _load_json(path: Path, what: str) -> Any:
-    check_input_file(str(path))  # HOSTILE-DEVICE, HOSTILE-LOOP: also the files inside a run
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(str(path), f"no such file ({what})") from None
-    except IsADirectoryError:
-        raise InputError(str(path), f"is a directory, expected {what}") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(str(path), f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except PermissionError:
-        raise InputError(str(path), "permission denied") from None
-    except OSError as exc:  # HOSTILE-READ: a read that fails names the file
-        raise InputError(str(path), f"cannot read: {exc.strerror or exc}") from None
+    if not path.exists():
+        raise InputError(str(path), f"no such file ({what})")
+    # HOSTILE-DEVICE, HOSTILE-LOOP, HOSTILE-READ: the checks of every input, also the files inside
+    # a run; a gzip or zstd file is read decompressed (INPUT-COMPRESSED).
+    text = read_text(str(path), what)
     try:
         return json.loads(text)
     except ValueError as exc:
@@ -582,21 +575,22 @@ def read(paths: Sequence[str], options: AdapterOptions) -> list[Rollout]:
     rollouts: list[Rollout] = []
     lost: list[Rollout] = []
     for path in paths:
-        directory = run_directory(path)
-        key = ConditionKey(
-            DATASET, options.model or model_from_run(directory), options.method or DEFAULT_METHOD
-        )
-        for run in read_scenarios(directory, rules):
-            trial = trials.get((key, run.entry.name), 0)
-            trials[(key, run.entry.name)] = trial + 1
-            rollout = to_rollout(run, key, trial, threshold, directory)
-            message = harness_message(run.entry)
-            if message is not None:  # TSB-HARNESS
-                rollout = harness.counted_rollout(rollout, message, len(run.scenario.calls))
-                if exclude:
-                    lost.append(rollout)
-                    continue
-            rollouts.append(rollout)
+        if not archives.is_archive(path):
+            _read_run(run_directory(path), options, rules, threshold, exclude, trials, rollouts, lost)
+            continue
+        # A run folder as a tar archive (INPUT-COMPRESSED, HOSTILE-TAR): read from a temporary
+        # copy, every place shown in the archive.
+        got: list[Rollout] = []
+        gone: list[Rollout] = []
+        with archives.extracted(path, "a ToolSandbox run archive") as root:
+            try:
+                directory = run_directory(archives.run_folder(root, SUMMARY))
+                _read_run(directory, options, rules, threshold, exclude, trials, got, gone)
+            except InputError as exc:
+                where, what = (archives.shown(s, root, path) for s in (exc.where, exc.what))
+                raise InputError(where, what) from None
+            for found, into in ((got, rollouts), (gone, lost)):
+                into += [attrs.evolve(r, meta=_shown_meta(r.meta, root, path)) for r in found]
     if options.by == "category":
         rollouts, lost = split_by_category(rollouts), split_by_category(lost)
     errors = [
@@ -613,6 +607,37 @@ def read(paths: Sequence[str], options: AdapterOptions) -> list[Rollout]:
         raise InputError(", ".join(paths) or "<no input>", "no scenarios found")
     harness.report("toolsandbox", errors)
     return rollouts
+
+
+def _shown_meta(meta: Mapping[str, object], root: str, archive: str) -> dict[str, object]:
+    """A rollout's meta with the places of a temporary copy shown in the archive (HOSTILE-TAR)."""
+    return {k: archives.shown(v, root, archive) if isinstance(v, str) else v for k, v in meta.items()}
+
+
+def _read_run(
+    directory: Path,
+    options: AdapterOptions,
+    rules: LabelRules,
+    threshold: float,
+    exclude: bool,
+    trials: dict[tuple[ConditionKey, str], int],
+    rollouts: list[Rollout],
+    lost: list[Rollout],
+) -> None:
+    """The rollouts of one run directory, appended to ``rollouts`` (``lost``: harness errors
+    left out), its scenarios numbered as trials after those already in ``trials`` (TSB-DATASET)."""
+    key = ConditionKey(DATASET, options.model or model_from_run(directory), options.method or DEFAULT_METHOD)
+    for run in read_scenarios(directory, rules):
+        trial = trials.get((key, run.entry.name), 0)
+        trials[(key, run.entry.name)] = trial + 1
+        rollout = to_rollout(run, key, trial, threshold, directory)
+        message = harness_message(run.entry)
+        if message is not None:  # TSB-HARNESS
+            rollout = harness.counted_rollout(rollout, message, len(run.scenario.calls))
+            if exclude:
+                lost.append(rollout)
+                continue
+        rollouts.append(rollout)
 
 
 def harness_message(entry: SummaryEntry) -> str | None:
