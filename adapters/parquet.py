@@ -28,7 +28,7 @@ from prefixexec.kernel.accumulator import NO_LABEL, RolloutArrays
 from prefixexec.kernel.actions import LABEL_ORDER, parse_label
 
 from .errors import InputError
-from .inputs import check_input_file, compression, open_binary, open_seekable, reading
+from .inputs import check_input_file, compression, open_binary, read_bytes, reading
 from .records import repeated_key_message
 from .text import one_line
 
@@ -103,8 +103,8 @@ def open_file(path: str) -> pq.ParquetFile:
     if os.path.exists(path):
         with reading(path, "a Parquet file"), open_binary(path, "a Parquet file", decompress=False) as handle:
             compressed = compression(handle.read(4)) is not None
-        if compressed:  # a .parquet.gz or .zst: decompressed to a seekable file (INPUT-COMPRESSED)
-            source = open_seekable(path, "a Parquet file")
+        if compressed:  # a .parquet.gz or .zst: decompressed into memory (INPUT-COMPRESSED, bounded)
+            source = pa.BufferReader(read_bytes(path, "a Parquet file"))
     try:
         check_schema(path, pq.read_schema(source))
         # String columns come back dictionary-encoded: no Python object per row.

@@ -99,6 +99,25 @@ def test_every_adapter_reads_a_compressed_copy_as_the_plain_file(
 
 
 @pytest.mark.spec("INPUT-COMPRESSED")
+@pytest.mark.parametrize("kind", ["gz", "zst"])
+def test_a_compressed_parquet_table_reads_as_the_plain_one(
+    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    table = tmp_path / "outcomes.parquet"
+    records = REPO / "tests" / "golden" / "report_input.jsonl"
+    assert main(["convert", str(records), "--output", str(table)]) == 0
+    packed = tmp_path / f"outcomes.parquet.{kind}"
+    packed.write_bytes(compress(table.read_bytes(), kind))
+    capsys.readouterr()
+    argv = ["score", "--json", "--bootstrap", "200"]
+    code, want, plain_err = score_json([*argv, str(table)], capsys)
+    assert code == 0, plain_err
+    code, got, err = score_json([*argv, str(packed)], capsys)
+    assert code == 0 and "as parquet (detected" in err, err
+    assert json.loads(got.replace(str(packed), str(table))) == json.loads(want)
+
+
+@pytest.mark.spec("INPUT-COMPRESSED")
 def test_a_fault_inside_a_compressed_file_names_the_compressed_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
