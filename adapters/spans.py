@@ -19,6 +19,7 @@ import re
 import sys
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import IO, TYPE_CHECKING, Any, cast
 
@@ -205,6 +206,28 @@ def _binary_lines(stream: IO[bytes], name: str) -> Iterator[tuple[int, bytes]]:
         yield number + 1, b"".join(pending)
 
 
+@contextmanager
+def trace_stream(path: str, expected: str) -> Iterator[IO[bytes]]:
+    """``path`` as a binary stream, through gzip when it starts with the gzip magic (TRACE-GZIP);
+    a gzip stream that is cut off or corrupt is one error naming the file, raised where it is read."""
+    with reading(path, expected), open_binary(path, expected) as raw:  # HOSTILE-PSEUDO, HOSTILE-READ
+        compressed = cast(io.BufferedReader, raw).peek(2)[:2] == GZIP_MAGIC  # a shell's pipe cannot seek
+        stream = cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb") if compressed else raw)
+        try:
+            yield stream
+        except EOFError:
+            raise InputError(path, "the gzip stream ends early (a truncated file)") from None
+        except (gzip.BadGzipFile, zlib.error) as exc:
+            raise InputError(path, f"not a valid gzip stream ({exc})") from None
+
+
+def stream_lines(stream: IO[bytes], path: str) -> Iterator[tuple[str, bytes]]:
+    """``("FILE:LINE", bytes)`` of every non-blank line of a binary stream (HOSTILE-LINE)."""
+    for number, line in _binary_lines(stream, path):
+        if line and not line.isspace():  # not blank (no copy of the line, as strip() makes)
+            yield f"{path}:{number}", line
+
+
 def input_lines(path: str, expected: str) -> Iterator[tuple[str, bytes]]:
     """``("FILE:LINE", bytes)`` of every non-blank line of ``path`` (``-``: stdin), gzip or plain.
 
@@ -217,17 +240,8 @@ def input_lines(path: str, expected: str) -> Iterator[tuple[str, bytes]]:
             if text.strip():
                 yield f"<stdin>:{number}", text.encode("utf-8", "surrogatepass")
         return
-    with reading(path, expected), open_binary(path, expected) as raw:  # HOSTILE-PSEUDO, HOSTILE-READ
-        compressed = cast(io.BufferedReader, raw).peek(2)[:2] == GZIP_MAGIC  # a shell's pipe cannot seek
-        stream = cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb") if compressed else raw)
-        try:
-            for number, line in _binary_lines(stream, path):
-                if line and not line.isspace():  # not blank (no copy of the line, as strip() makes)
-                    yield f"{path}:{number}", line
-        except EOFError:
-            raise InputError(path, "the gzip stream ends early (a truncated file)") from None
-        except (gzip.BadGzipFile, zlib.error) as exc:
-            raise InputError(path, f"not a valid gzip stream ({exc})") from None
+    with trace_stream(path, expected) as stream:
+        yield from stream_lines(stream, path)
 
 
 def decode_line(where: str, line: bytes) -> Any:

@@ -4,15 +4,21 @@ with typed msgspec structs: the shared input of the ``otel`` and ``openinference
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+import functools
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cache
+from typing import IO, TextIO, cast
 
 import msgspec
 
+from .. import limits
 from ..errors import InputError
-from ..spans import OTHER, Span, input_lines
+from ..spans import OTHER, STDIN, Span, input_lines, stream_lines, trace_stream
+from ..detect import protobuf_form
+from .document import document_spans, text_blocks
 
-EXPECTED = "an OTLP JSON Lines file of resourceSpans"
+EXPECTED = "an OTLP file of resourceSpans (JSON Lines, JSON or protobuf)"
 
 
 class ArrayValue(msgspec.Struct, gc=False):
@@ -136,29 +142,107 @@ def failed(status: Status | None) -> bool:
 Interpret = Callable[[str, OtlpSpan, dict[str, object]], Span]
 
 
+#: The head of a file read to tell its form (JSON Lines, JSON documents, protobuf).
+HEAD = 1 << 16
+
+
+class _Replay:
+    """A binary stream that gives ``head`` first, then the rest of ``stream``."""
+
+    def __init__(self, head: bytes, stream: IO[bytes]) -> None:
+        self._head = head
+        self._stream = stream
+
+    def read(self, size: int = -1) -> bytes:
+        if self._head:
+            if size < 0:
+                out, self._head = self._head + self._stream.read(), b""
+                return out
+            out, self._head = self._head[:size], self._head[size:]
+            return out
+        return self._stream.read(size)
+
+
+def otlp_form(head: bytes) -> str:
+    """TRACE-OTLP-FORMS: ``lines`` when the first non-blank line of ``head`` is one whole JSON
+    value (or the head is the whole file on one line), ``document`` for JSON over several lines
+    or a line longer than the head, else the protobuf form :func:`.protobuf.protobuf_form` tells
+    (``proto`` or ``proto-stream``), else ``lines`` (whose reader names what is wrong)."""
+    body = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if body[:1] == b"{":
+        end = body.find(b"\n")
+        if end < 0:
+            return "lines" if len(head) < HEAD else "document"
+        try:
+            msgspec.json.decode(body[:end])
+        except (msgspec.DecodeError, RecursionError):
+            return "document"
+        return "lines"
+    return protobuf_form(head) or "lines"
+
+
 def otlp_spans(paths: Sequence[str], interpret: Interpret) -> Iterator[Span]:
-    """Every span of the OTLP JSON Lines files ``paths`` (plain or gzip), interpreted.
+    """Every span of the OTLP files ``paths`` (plain or gzip; JSON Lines, JSON documents or
+    protobuf: TRACE-OTLP-FORMS), interpreted."""
+    for path in paths:
+        if path == STDIN:
+            yield from _stdin_spans(interpret)
+            continue
+        with trace_stream(path, EXPECTED) as stream:
+            head = stream.read(HEAD)
+            form = otlp_form(head)
+            replay = _Replay(head, stream)
+            if form == "lines":
+                yield from line_spans(stream_lines(cast(IO[bytes], replay), path), interpret)
+            elif form == "document":
+                yield from document_spans(text_blocks(replay.read, path), path, interpret)
+            else:
+                from .protobuf import protobuf_spans
+
+                yield from protobuf_spans(replay.read, path, interpret, form == "proto-stream")
+
+
+def _stdin_spans(interpret: Interpret) -> Iterator[Span]:
+    """Standard input: JSON Lines when its first line is a whole JSON value, else documents."""
+    from ..detect import _Prefixed
+    from .document import BLOCK
+
+    limits.check_stdin()
+    first = sys.stdin.readline(limits.max_line_bytes + 1)
+    stream = _Prefixed(first, sys.stdin)
+    try:
+        json_line = first.strip() == "" or isinstance(msgspec.json.decode(first), object)
+    except (msgspec.DecodeError, RecursionError):
+        json_line = False
+    if json_line:
+        sys.stdin = cast(TextIO, stream)
+        yield from line_spans(input_lines(STDIN, EXPECTED), interpret)
+    else:
+        yield from document_spans(lambda: stream.read(BLOCK), "<stdin>", interpret)
+
+
+def line_spans(lines: Iterable[tuple[str, bytes]], interpret: Interpret) -> Iterator[Span]:
+    """TRACE-OTLP: the spans of OTLP JSON Lines.
 
     Refused with one error naming the line: a line that is not JSON (a truncated line), not an
     object with ``resourceSpans``, a span without a trace id or span id (TRACE-STRUCTURE).
     """
     decoder = _decoder()
-    for path in paths:
-        for where, line in input_lines(path, EXPECTED):
-            try:
-                document = decoder.decode(line)
-            except msgspec.ValidationError as exc:
-                raise InputError(where, f"not an OTLP span document: {exc}") from None
-            except msgspec.DecodeError as exc:
-                raise InputError(where, f"not valid JSON ({exc}; a truncated line?)") from None
-            if document.resourceSpans is None:
-                raise InputError(where, "expected an OTLP JSON object with 'resourceSpans'")
-            for resource_spans in document.resourceSpans:
-                for scope in resource_spans.scopeSpans:
-                    for span in scope.spans:
-                        if not span.traceId or not span.spanId:
-                            _without_id(where, document, span)
-                        yield interpret(where, span, attributes(span.attributes))
+    for where, line in lines:
+        try:
+            document = decoder.decode(line)
+        except msgspec.ValidationError as exc:
+            raise InputError(where, f"not an OTLP span document: {exc}") from None
+        except msgspec.DecodeError as exc:
+            raise InputError(where, f"not valid JSON ({exc}; a truncated line?)") from None
+        if document.resourceSpans is None:
+            raise InputError(where, "expected an OTLP JSON object with 'resourceSpans'")
+        for resource_spans in document.resourceSpans:
+            for scope in resource_spans.scopeSpans:
+                for span in scope.spans:
+                    if not span.traceId or not span.spanId:
+                        _without_id(where, document, span)
+                    yield interpret(where, span, attributes(span.attributes))
 
 
 def _without_id(where: str, document: Document, span: OtlpSpan) -> None:
@@ -169,8 +253,19 @@ def _without_id(where: str, document: Document, span: OtlpSpan) -> None:
             for n, candidate in enumerate(scope.spans):
                 if candidate is span:
                     where = f"{where}: resourceSpans[{r}].scopeSpans[{s}].spans[{n}]"
+    without_id(where, span)
+
+
+def without_id(where: str, span: OtlpSpan) -> None:
+    """TRACE-STRUCTURE: a span without its trace or span id is refused, naming its place."""
     missing = "traceId" if not span.traceId else "spanId"
     raise InputError(where, f"span {span.name!r} has no {missing} (TRACE-STRUCTURE)")
+
+
+@cache
+def span_decoder() -> Callable[[object], OtlpSpan]:
+    """A decoded JSON span (dicts and lists) checked and converted to :class:`OtlpSpan`."""
+    return functools.partial(msgspec.convert, type=OtlpSpan)
 
 
 def base_span(where: str, span: OtlpSpan, failed: bool, error: str, values: dict[str, object] | None) -> Span:
