@@ -126,6 +126,8 @@ class Span:
     agent: str | None = None
     values: dict[str, object] | None = None
     evaluations: tuple[Evaluation, ...] = ()
+    #: An MCP ``tools/call`` span (TRACE-MCP): a server's span under the client's is the same call.
+    mcp: bool = False
 
 
 @attrs.frozen(slots=True)
@@ -440,6 +442,30 @@ def _single(arguments: object) -> str | None:
     return None
 
 
+def _one_per_mcp_call(spans: list[Span]) -> list[Span]:
+    """TRACE-MCP: an MCP ``tools/call`` span whose parent is an MCP ``tools/call`` span of the same
+    tool is the server's side of the client's call: one call, counted once. The client's span
+    stays (its failure, error text and result completed from the server's where it has none)."""
+    calls = {span.span: span for span in spans if span.mcp and span.kind == TOOL}
+    if not calls:
+        return spans
+    merged: dict[str, Span] = {}
+    served: set[str] = set()
+    for span in spans:
+        client = calls.get(span.parent) if span.mcp and span.parent is not None else None
+        if client is None or client.tool != span.tool or span.span not in calls:
+            continue
+        served.add(span.span)
+        done = merged.get(client.span, client)
+        merged[client.span] = attrs.evolve(
+            done,
+            failed=done.failed or span.failed,
+            error=done.error or span.error,
+            result=done.result if done.result is not None else span.result,
+        )
+    return [merged.get(span.span, span) for span in spans if span.span not in served]
+
+
 def _calls(spans: list[Span]) -> list[TraceCall]:
     """TRACE-ORDER: every tool span and every requested call no span answers, in call order.
 
@@ -449,6 +475,7 @@ def _calls(spans: list[Span]) -> list[TraceCall]:
     """
     requests: list[tuple[tuple[int, int, int], Requested, Span]] = []
     tools: list[tuple[int, Span]] = []  # (position in the trace, tool span)
+    spans = _one_per_mcp_call(spans)
     failures: list[str] = []  # the errors of the failed spans that are not tool spans
     for order, span in enumerate(spans):
         kind = span.kind

@@ -104,6 +104,12 @@ EXPECTED: dict[str, str | None] = {
     "main/tests/data/traces/langgraph-openinference.jsonl": "openinference",
     "main/tests/data/traces/server.log": None,
     "main/tests/data/traces/versions.txt": None,
+    "main/tests/data/traces-otlp/SOURCE.md": None,
+    "main/tests/data/traces-otlp/genai-compact.json.gz": "otel",
+    "main/tests/data/traces-otlp/genai-pretty.json": "otel",
+    "main/tests/data/traces-otlp/genai-stream.pb": "otel",
+    "main/tests/data/traces-otlp/genai.pb": "otel",
+    "main/tests/data/traces-otlp/versions.txt": None,
     "main/tests/data/toolsandbox/agent_gpt-4o-2024-05-13_user_gpt-4o-2024-05-13_12_02"
     "_2026_10_00_00": "toolsandbox",
     "main/tests/data/toolsandbox/agent_gpt-4o-2024-05-13_user_gpt-4o-2024-05-13_12_02_2026_10_00_00/"

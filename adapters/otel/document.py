@@ -97,14 +97,23 @@ class _Window:
         self.pos += 1
         return found
 
+    def _too_long(self, size: int) -> None:
+        """HOSTILE-LINE: a value of ``size`` characters at ``pos`` is refused beyond the limit."""
+        limit = limits.max_line_bytes
+        if size > limit:
+            raise InputError(
+                self.where(),
+                f"a value longer than {limit} characters (HOSTILE-LINE; raise it with --max-line-bytes)",
+            )
+
     def _grow(self) -> bool:
-        """Read until the unread text is twice as long (or the input ends): False at the end."""
+        """Read until the unread text is twice as long (or the input ends): False at the end. A
+        value that goes on past the limit is refused first (HOSTILE-LINE)."""
+        self._too_long(len(self.buf) - self.pos)
         wanted = 2 * max(len(self.buf) - self.pos, BLOCK)
         grew = False
         while len(self.buf) - self.pos < wanted and self.more():
             grew = True
-        if len(self.buf) - self.pos > limits.max_line_bytes:
-            raise limits.too_long(self.where(), limits.max_line_bytes)
         return grew
 
     def value(self) -> object:
@@ -125,6 +134,7 @@ class _Window:
                 raise InputError(self.where(), f"not valid JSON ({exc})") from None
             if end == len(self.buf) and self._grow():
                 continue  # a number may go on in the next block
+            self._too_long(end - self.pos)
             self.pos = end
             return value
 
@@ -205,6 +215,7 @@ def document_spans(blocks: Callable[[], str], name: str, interpret: Interpret) -
                                 window.value()
                                 continue
                             for n in window.items(f"resourceSpans[{r}].scopeSpans[{s}].spans"):
+                                window.peek()  # the span's first character: its line
                                 where = window.where()
                                 place = f"resourceSpans[{r}].scopeSpans[{s}].spans[{n}]"
                                 try:

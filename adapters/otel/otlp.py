@@ -5,6 +5,7 @@ with typed msgspec structs: the shared input of the ``otel`` and ``openinference
 from __future__ import annotations
 
 import functools
+import json
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cache
@@ -143,7 +144,7 @@ Interpret = Callable[[str, OtlpSpan, dict[str, object]], Span]
 
 
 #: The head of a file read to tell its form (JSON Lines, JSON documents, protobuf).
-HEAD = 1 << 16
+HEAD = 1 << 20
 
 
 class _Replay:
@@ -164,19 +165,23 @@ class _Replay:
 
 
 def otlp_form(head: bytes) -> str:
-    """TRACE-OTLP-FORMS: ``lines`` when the first non-blank line of ``head`` is one whole JSON
-    value (or the head is the whole file on one line), ``document`` for JSON over several lines
-    or a line longer than the head, else the protobuf form :func:`.protobuf.protobuf_form` tells
-    (``proto`` or ``proto-stream``), else ``lines`` (whose reader names what is wrong)."""
+    """TRACE-OTLP-FORMS: ``document`` when the first non-blank line of ``head`` is the cut-off
+    start of a JSON value (JSON over several lines), or a line longer than the head; ``lines``
+    when it is one whole JSON value or anything else that starts with ``{`` (whose reader names
+    what is wrong: lines end at ``\\n`` only); else the protobuf form
+    (:func:`..detect.protobuf_form`), else ``lines``."""
     body = head.lstrip(b"\xef\xbb\xbf \t\r\n")
     if body[:1] == b"{":
         end = body.find(b"\n")
         if end < 0:
             return "lines" if len(head) < HEAD else "document"
+        line = body[:end].rstrip()
         try:
-            msgspec.json.decode(body[:end])
-        except (msgspec.DecodeError, RecursionError):
-            return "document"
+            json.loads(line)
+        except RecursionError:
+            return "lines"
+        except ValueError as exc:  # a JSONDecodeError at the line's end: the value goes on
+            return "document" if getattr(exc, "pos", -1) >= len(line) else "lines"
         return "lines"
     return protobuf_form(head) or "lines"
 
@@ -203,22 +208,19 @@ def otlp_spans(paths: Sequence[str], interpret: Interpret) -> Iterator[Span]:
 
 
 def _stdin_spans(interpret: Interpret) -> Iterator[Span]:
-    """Standard input: JSON Lines when its first line is a whole JSON value, else documents."""
+    """Standard input, as text: JSON documents when its first line starts one (:func:`otlp_form`),
+    else JSON Lines (protobuf is read from files only)."""
     from ..detect import _Prefixed
     from .document import BLOCK
 
     limits.check_stdin()
     first = sys.stdin.readline(limits.max_line_bytes + 1)
     stream = _Prefixed(first, sys.stdin)
-    try:
-        json_line = first.strip() == "" or isinstance(msgspec.json.decode(first), object)
-    except (msgspec.DecodeError, RecursionError):
-        json_line = False
-    if json_line:
+    if otlp_form(first.encode("utf-8", "surrogatepass")) == "document":
+        yield from document_spans(lambda: stream.read(BLOCK), "<stdin>", interpret)
+    else:
         sys.stdin = cast(TextIO, stream)
         yield from line_spans(input_lines(STDIN, EXPECTED), interpret)
-    else:
-        yield from document_spans(lambda: stream.read(BLOCK), "<stdin>", interpret)
 
 
 def line_spans(lines: Iterable[tuple[str, bytes]], interpret: Interpret) -> Iterator[Span]:

@@ -26,11 +26,13 @@ if TYPE_CHECKING:
 #: What a missing ``opentelemetry-proto`` is told (one line).
 INSTALL = "reading OTLP protobuf needs opentelemetry-proto: pip install 'prefix-executability[otlp-proto]'"
 def _classes() -> Any:
+    import importlib
+
     try:
-        from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
+        module = importlib.import_module("opentelemetry.proto.collector.trace.v1.trace_service_pb2")
     except ImportError:
         return None
-    return trace_service_pb2.ExportTraceServiceRequest
+    return module.ExportTraceServiceRequest
 
 
 def request_class(where: str) -> Any:
