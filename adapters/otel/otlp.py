@@ -151,17 +151,21 @@ class _Replay:
     """A binary stream that gives ``head`` first, then the rest of ``stream``."""
 
     def __init__(self, head: bytes, stream: IO[bytes]) -> None:
-        self._head = head
+        self._head = memoryview(head)
+        self._at = 0
         self._stream = stream
 
     def read(self, size: int = -1) -> bytes:
-        if self._head:
-            if size < 0:
-                out, self._head = self._head + self._stream.read(), b""
-                return out
-            out, self._head = self._head[:size], self._head[size:]
+        left = len(self._head) - self._at
+        if not left:
+            return self._stream.read(size)
+        if size < 0:
+            out = bytes(self._head[self._at :]) + self._stream.read()
+            self._at = len(self._head)
             return out
-        return self._stream.read(size)
+        out = bytes(self._head[self._at : self._at + size])
+        self._at += len(out)
+        return out + self._stream.read(size - len(out)) if len(out) < size else out
 
 
 def otlp_form(head: bytes) -> str:

@@ -111,7 +111,8 @@ def _spans(request: Any, where: str, interpret: Interpret) -> Iterator[Span]:
                 )
                 if not converted.traceId or not converted.spanId:
                     without_id(where, converted)
-                values = {kv.key: any_value(kv.value) for kv in span.attributes}
+                # most values are non-empty strings: read without asking which field is set
+                values = {kv.key: v.string_value or any_value(v) for kv in span.attributes if (v := kv.value)}
                 yield interpret(where, converted, values)
 
 
@@ -126,6 +127,22 @@ def _parse(cls: Any, data: bytes, where: str) -> Any:
         raise limits.too_deep(where) from None
 
 
+def _exactly(read: Callable[[int], bytes], size: int) -> bytes:
+    """``size`` bytes (fewer only at the end of the input: a stream may return less at a time)."""
+    data = read(size)
+    if len(data) == size or not data:
+        return data
+    parts = [data]
+    got = len(data)
+    while got < size:
+        more = read(size - got)
+        if not more:
+            break
+        parts.append(more)
+        got += len(more)
+    return b"".join(parts)
+
+
 def protobuf_spans(read: Callable[[int], bytes], path: str, interpret: Interpret, stream: bool) -> Iterator[Span]:
     """TRACE-OTLP-PROTOBUF: every span of a protobuf file (``stream``: 4-byte sizes between
     messages), interpreted; a message cut off, too large or not of the schema is one error naming
@@ -133,14 +150,14 @@ def protobuf_spans(read: Callable[[int], bytes], path: str, interpret: Interpret
     cls = request_class(path)
     limit = limits.max_line_bytes
     if not stream:
-        data = read(limit + 1)
+        data = _exactly(read, limit + 1)
         if len(data) > limit:
             raise limits.too_long(path, limit)
         yield from _spans(_parse(cls, data, path), path, interpret)
         return
     number = offset = 0
     while True:
-        size_bytes = read(4)
+        size_bytes = _exactly(read, 4)
         if not size_bytes:
             return
         number += 1
@@ -150,7 +167,7 @@ def protobuf_spans(read: Callable[[int], bytes], path: str, interpret: Interpret
         size = int.from_bytes(size_bytes, "big")
         if size > limit:
             raise limits.too_long(where, limit)
-        data = read(size)
+        data = _exactly(read, size)
         if len(data) < size:
             raise InputError(where, f"the message is cut off: {len(data)} of {size} bytes (a truncated file?)")
         offset += 4 + size
