@@ -726,55 +726,6 @@ def trace_rollouts(
 
 
 # ---------------------------------------------------------------------------------------------
-# Results back into the tracing backend (TRACE-EVALUATIONS)
-
-
-def evaluation_events(rollout: Rollout) -> list[dict[str, Any]]:
-    """The ``gen_ai.evaluation.result`` events of one rollout: ``prefixexec.fed`` and
-    ``prefixexec.executable``, keyed by the trace id and the span they are about."""
-    meta = rollout.meta
-    trace = meta.get("trace_id")
-    if not isinstance(trace, str):
-        return []
-    outcome = rollout.outcome
-    spans = meta.get("action_spans")
-    root = meta.get("root_span")
-    failing = None
-    if not outcome.fully_executable and isinstance(spans, list) and outcome.fed <= len(spans):
-        failing = spans[outcome.fed - 1]
-    label = (
-        "executable" if outcome.fully_executable else (outcome.label.value if outcome.label else "unlabelled")
-    )
-    explanation = (
-        f"all {outcome.T} calls executable"
-        if outcome.fully_executable
-        else (outcome.reason or "not executable")
-    )
-    span = failing if isinstance(failing, str) else root
-    common = {"trace_id": trace, "span_id": span, "name": "gen_ai.evaluation.result"}
-    return [
-        {
-            **common,
-            "attributes": {
-                "gen_ai.evaluation.name": "prefixexec.fed",
-                "gen_ai.evaluation.score.value": outcome.fed,
-                "gen_ai.evaluation.score.label": label,
-                "gen_ai.evaluation.explanation": explanation,
-            },
-        },
-        {
-            **common,
-            "attributes": {
-                "gen_ai.evaluation.name": "prefixexec.executable",
-                "gen_ai.evaluation.score.value": 1 if outcome.fully_executable else 0,
-                "gen_ai.evaluation.score.label": "pass" if outcome.fully_executable else "fail",
-                "gen_ai.evaluation.explanation": explanation,
-            },
-        },
-    ]
-
-
-# ---------------------------------------------------------------------------------------------
 # The trace audit (AUDIT-TRACES): calls the adapter accepted are the gold; mutants must be
 # rejected as schema at the mutated call.
 
@@ -833,20 +784,3 @@ def audit_traces(
         ),
     )
     return run_audit(plan, seed_of(options))
-
-
-def write_evaluations(path: str, rollouts: Sequence[Rollout]) -> None:
-    """``score --emit-evaluations PATH``: the events of every rollout, one JSON object per line,
-    written atomically (HOSTILE-OUTPUT-*)."""
-    from pathlib import Path
-
-    from .files import atomic_path, output_directory
-
-    output_directory(path)
-    lines = [
-        json.dumps(event, ensure_ascii=False, sort_keys=True) + "\n"
-        for rollout in rollouts
-        for event in evaluation_events(rollout)
-    ]
-    with atomic_path(Path(path)) as tmp:
-        Path(tmp).write_text("".join(lines), encoding="utf-8")

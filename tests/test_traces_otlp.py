@@ -334,3 +334,115 @@ def test_the_core_does_not_import_protobuf_for_json() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+# ---------------------------------------------------------------------------------------------
+# Evaluations back into the backend, with provenance, as OTLP JSON and protobuf
+
+
+def _expected_parents() -> dict[str, str]:
+    """scenario -> the span id each scenario's events must name, from the raw spans: the first
+    failed call (a tool's span, the MCP client's) by start time; for a call no span answers, the
+    chat span that asked for it; for a trace whose calls all ran, the root (no parent)."""
+    spans = _json_spans(DATA / "genai-pretty.json")
+    by_trace: dict[str, list[dict[str, Any]]] = {}
+    for span in spans:
+        by_trace.setdefault(span["traceId"], []).append(span)
+    out = {}
+    for members in by_trace.values():
+        members.sort(key=lambda s: int(s["startTimeUnixNano"]))
+        scenario = next(_json_attrs(s)["gen_ai.conversation.id"] for s in members if not s.get("parentSpanId"))
+        failed = [
+            s
+            for s in members
+            if s.get("kind") != SERVER
+            and (_json_attrs(s).get("gen_ai.operation.name") == "execute_tool")
+            and (s.get("status", {}).get("code") == 2 or "error.type" in _json_attrs(s))
+        ]
+        asked_unknown = [s for s in members if "cancel_order" in _json_attrs(s).get("gen_ai.output.messages", "")]
+        root = next(s for s in members if not s.get("parentSpanId"))
+        out[scenario] = (failed or asked_unknown or [root])[0]["spanId"]
+    return out
+
+
+@pytest.mark.spec("TRACE-EVALUATIONS", "TRACE-REAL")
+def test_evaluations_as_otlp_json_and_protobuf_decode_with_the_proto_classes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import base64
+
+    from google.protobuf import json_format
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+
+    source = str(DATA / "genai.pb")
+    as_json, as_proto = tmp_path / "e.json", tmp_path / "e.pb"
+    for out in (as_json, as_proto):
+        assert main(["score", "--quiet", "--bootstrap", "0", "--emit-evaluations", str(out), source]) == 0
+    capsys.readouterr()
+    message = ExportLogsServiceRequest.FromString(as_proto.read_bytes())
+    # the JSON: OTLP JSON (hex ids), read by the protobuf JSON mapping once the ids are base64
+    document = json.loads(as_json.read_text(encoding="utf-8"))
+    for resource in document["resourceLogs"]:
+        for scope in resource["scopeLogs"]:
+            for record in scope["logRecords"]:
+                for key in ("traceId", "spanId"):
+                    record[key] = base64.b64encode(bytes.fromhex(record[key])).decode()
+    from_json = json_format.ParseDict(document, ExportLogsServiceRequest())
+    seen: list[list[tuple[str, str, str]]] = []
+    for decoded in (message, from_json):
+        (resource,) = decoded.resource_logs
+        assert {a.key: a.value.string_value for a in resource.resource.attributes}["service.name"] == "prefixexec"
+        (scope,) = resource.scope_logs
+        assert scope.scope.name == "prefixexec"
+        records = list(scope.log_records)
+        assert len(records) == 2 * len(SCENARIOS)
+        parents = _expected_parents()
+        for record in records:
+            attrs = {a.key: getattr(a.value, a.value.WhichOneof("value")) for a in record.attributes}
+            scenario = attrs["prefixexec.task"]
+            T, fed, label, *_ = SCENARIOS[scenario]
+            assert record.event_name == "gen_ai.evaluation.result"
+            assert record.span_id.hex() == parents[scenario]  # the failing span, else the root
+            assert (attrs["prefixexec.T"], attrs["prefixexec.fed"]) == (T, fed)
+            assert attrs["prefixexec.label"] == (label or "executable")
+            assert attrs["prefixexec.evaluator.name"] == "prefixexec" and attrs["prefixexec.evaluator.version"]
+            assert attrs["prefixexec.signature"].startswith("prefixexec:")
+            assert attrs["prefixexec.rule_set.hash"].startswith("sha256:")
+            if fed <= T:
+                assert attrs["prefixexec.reason"] and f"span {parents[scenario]}" in attrs["prefixexec.reason"]
+        seen.append(sorted((r.trace_id.hex(), r.span_id.hex(), str(sorted(r.attributes, key=str))) for r in records))
+    assert seen[0] == seen[1]  # the two forms hold the same events (their times differ: two runs)
+
+
+@pytest.mark.spec("TRACE-EVALUATIONS")
+def test_two_runs_with_other_rules_are_told_apart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = str(DATA / "genai-pretty.json")
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[[otel]]\npattern = "not found"\nlabel = "precondition"\n', encoding="utf-8")
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    assert main(["score", "--quiet", "--bootstrap", "0", "--emit-evaluations", str(first), source]) == 0
+    argv = ["score", "--quiet", "--bootstrap", "0", "--label-rules", str(rules), "--emit-evaluations", str(second)]
+    assert main([*argv, source]) == 0
+    capsys.readouterr()
+
+    def provenance(path: Path) -> set[tuple[str, str]]:
+        records = json.loads(path.read_text(encoding="utf-8"))["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
+        found = set()
+        for record in records:
+            attrs = {a["key"]: next(iter(a["value"].values())) for a in record["attributes"]}
+            found.add((attrs["prefixexec.signature"], attrs["prefixexec.rule_set.hash"]))
+        return found
+
+    (one,), (other,) = provenance(first), provenance(second)
+    assert one[0] != other[0] and one[1] != other[1]
+
+
+@pytest.mark.spec("TRACE-EVALUATIONS", "TRACE-OTLP-PROTOBUF")
+def test_protobuf_evaluations_without_the_extra_are_a_hint_before_any_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "opentelemetry.proto.collector.logs.v1.logs_service_pb2", None)
+    out = tmp_path / "e.pb"
+    argv = ["score", "--adapter", "otel", "--emit-evaluations", str(out), str(DATA / "genai-pretty.json")]
+    err = one_error(argv, capsys)
+    assert "pip install 'prefix-executability[otlp-proto]'" in err and not out.exists()
