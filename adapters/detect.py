@@ -51,6 +51,8 @@ FORMATS = {
     "openinference": "OpenInference traces (OTLP JSON Lines or JSON)",
     "agents": "an OpenAI Agents SDK trace export",
     "langsmith": "a LangSmith run export",
+    "mlflow": "an MLflow trace export (Trace.to_json())",
+    "atif": "an ATIF trajectory (Harbor's Agent Trajectory Interchange Format)",
 }
 #: DETECT-TRACES: an OTLP file whose head holds this attribute key is OpenInference, else GenAI.
 OPENINFERENCE_KEY = '"openinference.span.kind"'
@@ -120,6 +122,10 @@ def _trace_object(keys: set[str], text: str) -> Detection | None:
         return Detection("agents", "JSON lines with 'object' and 'span_data' (Agents SDK trace export)")
     if "run_type" in keys and ({"trace_id", "dotted_order", "parent_run_id"} & keys):
         return Detection("langsmith", "JSON lines with 'run_type' and 'trace_id' (LangSmith runs)")
+    if {"info", "data"} <= keys and '"trace_id"' in text and "mlflow" in text:
+        return Detection("mlflow", "a JSON object with 'info' and 'data' (an MLflow trace, Trace.to_json())")
+    if "schema_version" in keys and "steps" in keys and "ATIF" in text:
+        return Detection("atif", "a JSON object with 'schema_version' ATIF and 'steps' (an ATIF trajectory)")
     return None
 
 

@@ -246,6 +246,66 @@ def input_lines(path: str, expected: str) -> Iterator[tuple[str, bytes]]:
         yield from stream_lines(stream, path)
 
 
+def _whole_line(line: bytes) -> bool:
+    """The first non-blank line of a file is one whole JSON value (the file is JSON Lines)."""
+    try:
+        json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def json_documents(path: str, expected: str) -> Iterator[tuple[str, Any]]:
+    """``(place, value)`` of the JSON values of ``path``: one per line of JSON Lines (``FILE:LINE``),
+    or the file's one JSON document over several lines (``FILE``, read whole: at most the line
+    limit, HOSTILE-LINE); plain or gzip (TRACE-GZIP); ``-`` reads standard input."""
+    if path == STDIN:
+        limits.check_stdin()
+        text = sys.stdin.read(limits.max_line_bytes + 1)
+        data = text.encode("utf-8", "surrogatepass")
+        yield from _documents_of(data, "<stdin>", expected)
+        return
+    with trace_stream(path, expected) as stream:
+        data = stream.read(limits.max_line_bytes + 1)
+        if len(data) > limits.max_line_bytes:
+            first = data.lstrip().split(b"\n", 1)[0]
+            if not _whole_line(first):
+                raise limits.too_long(path, limits.max_line_bytes)
+            head = io.BytesIO(data)
+            rest = cast(IO[bytes], _Chain(head, stream))
+            for where, line in stream_lines(rest, path):
+                yield where, decode_line(where, line)
+            return
+    yield from _documents_of(data, path, expected)
+
+
+class _Chain(io.RawIOBase):
+    """Two binary streams read one after the other."""
+
+    def __init__(self, first: IO[bytes], second: IO[bytes]) -> None:
+        self._streams = [first, second]
+
+    def read(self, size: int = -1) -> bytes:
+        while self._streams:
+            data = self._streams[0].read(size)
+            if data:
+                return data
+            self._streams.pop(0)
+        return b""
+
+
+def _documents_of(data: bytes, path: str, expected: str) -> Iterator[tuple[str, Any]]:
+    body = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not body:
+        raise InputError(path, f"is empty: expected {expected}")
+    first = body.split(b"\n", 1)[0]
+    if _whole_line(first):
+        for where, line in stream_lines(io.BytesIO(data), path):
+            yield where, decode_line(where, line)
+        return
+    yield path, decode_line(path, body)
+
+
 def decode_line(where: str, line: bytes) -> Any:
     """One JSON value, strictly (no NaN, no repeated key is left to the reader: msgspec keeps the
     last); a line that is not JSON names its place and says it may be cut off."""

@@ -657,7 +657,7 @@ def read_input(args: argparse.Namespace) -> list[Rollout]:
 #: Which adapters each adapter option affects; given with any other adapter it is an error
 #: (CLI-NO-EFFECT): an option that cannot change the numbers must not be silently ignored.
 #: The trace adapters (TRACE-*): they take --task-attr, --success-attr, --error-pattern too.
-TRACE_ADAPTERS = ("agents", "langsmith", "openinference", "otel")
+TRACE_ADAPTERS = ("agents", "atif", "langsmith", "mlflow", "openinference", "otel")
 OPTION_ADAPTERS: dict[str, tuple[str, ...]] = {
     "model": ("bfcl", "chat", "inspect", "taubench", "toolsandbox", *TRACE_ADAPTERS),
     "method": ("bfcl", "chat", "inspect", "taubench", "toolsandbox", *TRACE_ADAPTERS),
