@@ -15,7 +15,7 @@ Written as one OTLP ``ExportLogsServiceRequest``: protobuf for a path ending in 
 ``.binpb`` or ``.protobuf`` (with ``opentelemetry-proto``, the extra ``otlp-proto``), else OTLP
 JSON on one line (a JSON document that is also an OTLP JSON Lines file). OTLP ids are 16 and 8
 bytes: an id of another format (the Agents SDK's ``trace_<hex>``, LangSmith's UUIDs) that is not
-one after its prefix or dashes are dropped is left out of the record's ids and kept, as every id
+one after its prefix (``tr-``, ``trace_``, ``span_``) and dashes are dropped is left out of the record's ids and kept, as every id
 is, in ``prefixexec.trace_id`` / ``prefixexec.span_id``.
 """
 
@@ -40,6 +40,8 @@ EVALUATOR = "prefixexec"
 PROTOBUF_SUFFIXES = (".pb", ".binpb", ".protobuf")
 INSTALL = "writing OTLP protobuf needs opentelemetry-proto: pip install 'prefix-executability[otlp-proto]'"
 _HEX = re.compile(r"[0-9a-f]+")
+#: The prefixes of ids that are OTLP ids after them (MLflow ``tr-``, the Agents SDK ``trace_``).
+_PREFIX = re.compile(r"\A(?:tr-|trace_|span_)")
 
 
 @attrs.frozen(slots=True)
@@ -71,7 +73,7 @@ def otlp_id(value: object, size: int) -> str | None:
     such as ``trace_`` and dashes dropped first)."""
     if not isinstance(value, str):
         return None
-    text = value.rsplit("_", 1)[-1].replace("-", "").lower()
+    text = _PREFIX.sub("", value).replace("-", "").lower()
     if len(text) == 2 * size and _HEX.fullmatch(text) and text.strip("0"):
         return text
     return None
