@@ -133,7 +133,8 @@ ADAPTERS: dict[str, AdapterInfo] = {
     ),
     "otel": AdapterInfo(
         "otel",
-        "OpenTelemetry GenAI traces in OTLP (JSON Lines, JSON documents or protobuf; plain or gzip): one trace per rollout",
+        "OpenTelemetry GenAI traces in OTLP (JSON Lines, JSON documents or protobuf; plain or gzip): "
+        "one trace per rollout",
         lambda paths, options: _module("otel").read(paths, options),
         audit=lambda paths, options: _module("otel").audit(paths, options),
     ),

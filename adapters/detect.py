@@ -107,7 +107,9 @@ def _protobuf_traces(head: bytes) -> Detection | None:
         return Detection("otel", "OTLP protobuf: an ExportTraceServiceRequest (resource_spans)")
     if form == "proto-stream":
         return Detection(
-            "otel", "OTLP protobuf: ExportTraceServiceRequests each after a 4-byte size (the Collector's file exporter)"
+            "otel",
+            "OTLP protobuf: ExportTraceServiceRequests each after a 4-byte size "
+            "(the Collector's file exporter)",
         )
     return None
 
@@ -381,8 +383,8 @@ def detect(path: str) -> Detection:
         if exc.start < len(head) - 4:  # not just a character cut off at the end of the head
             raise InputError(
                 path,
-                "is neither text nor a Parquet, ZIP (.eval) file or OTLP protobuf (ExportTraceServiceRequest): "
-                "cannot tell its format",
+                "is neither text nor a Parquet, ZIP (.eval) file or OTLP protobuf "
+                "(ExportTraceServiceRequest): cannot tell its format",
             ) from None
         text = head[: exc.start].decode("utf-8")
     return detect_text(path, text, complete=len(head) < HEAD_BYTES)

@@ -14,9 +14,9 @@ rollout's T, FED, label and reason.
 Written as one OTLP ``ExportLogsServiceRequest``: protobuf for a path ending in ``.pb``,
 ``.binpb`` or ``.protobuf`` (with ``opentelemetry-proto``, the extra ``otlp-proto``), else OTLP
 JSON on one line (a JSON document that is also an OTLP JSON Lines file). OTLP ids are 16 and 8
-bytes: an id of another format (the Agents SDK's ``trace_<hex>``, LangSmith's UUIDs) that is not
-one after its prefix (``tr-``, ``trace_``, ``span_``) and dashes are dropped is left out of the record's ids and kept, as every id
-is, in ``prefixexec.trace_id`` / ``prefixexec.span_id``.
+bytes: an id of another format (the Agents SDK's ``span_<24 hex>``) that is not one after its
+prefix (``tr-``, ``trace_``, ``span_``) and dashes are dropped is left out of the record's ids;
+every id is kept, as the format writes it, in ``prefixexec.trace_id`` / ``prefixexec.span_id``.
 """
 
 from __future__ import annotations
@@ -96,7 +96,9 @@ def evaluation_records(rollout: Rollout, provenance: Provenance) -> list[dict[st
         "executable" if outcome.fully_executable else (outcome.label.value if outcome.label else "unlabelled")
     )
     explanation = (
-        f"all {outcome.T} calls executable" if outcome.fully_executable else (outcome.reason or "not executable")
+        f"all {outcome.T} calls executable"
+        if outcome.fully_executable
+        else (outcome.reason or "not executable")
     )
     span = failing if isinstance(failing, str) else root
     common: dict[str, object] = {
@@ -115,7 +117,11 @@ def evaluation_records(rollout: Rollout, provenance: Provenance) -> list[dict[st
     }
     rows = (
         ("prefixexec.fed", float(outcome.fed), label),
-        ("prefixexec.executable", 1.0 if outcome.fully_executable else 0.0, "pass" if outcome.fully_executable else "fail"),
+        (
+            "prefixexec.executable",
+            1.0 if outcome.fully_executable else 0.0,
+            "pass" if outcome.fully_executable else "fail",
+        ),
     )
     return [
         {
@@ -165,7 +171,11 @@ def otlp_json(records: Sequence[dict[str, Any]], provenance: Provenance, now: in
         logs.append(entry)
     resource = [{"key": k, "value": _json_value(v)} for k, v in _resource(provenance.version).items()]
     scope = {"name": EVALUATOR, "version": provenance.version}
-    return {"resourceLogs": [{"resource": {"attributes": resource}, "scopeLogs": [{"scope": scope, "logRecords": logs}]}]}
+    return {
+        "resourceLogs": [
+            {"resource": {"attributes": resource}, "scopeLogs": [{"scope": scope, "logRecords": logs}]}
+        ]
+    }
 
 
 def _proto_classes(where: str) -> Any:

@@ -194,7 +194,8 @@ def _add_score(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="PATH",
         help="traces: also write per rollout gen_ai.evaluation.result events (prefixexec.fed, "
         "prefixexec.executable) parented to the failing or root span, with the evaluator, signature and "
-        "rule-set hash, to PATH as OTLP logs: protobuf for .pb/.binpb, else OTLP JSON (spec TRACE-EVALUATIONS)",
+        "rule-set hash, to PATH as OTLP logs: protobuf for .pb/.binpb, else OTLP JSON "
+        "(spec TRACE-EVALUATIONS)",
     )
     add_quiet_option(score)
 

@@ -34,7 +34,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from make_otlp_traces import DEFINITIONS, MODEL, SCENARIOS, TOOLS  # noqa: E402  (the same loop)
+from make_otlp_traces import DEFINITIONS, MODEL, SCENARIOS, TOOLS
 
 OUT = Path(__file__).resolve().parent / "data" / "traces-atif"
 AGENT = "orders-agent"
@@ -43,7 +43,9 @@ AGENT = "orders-agent"
 def events_of(scenario: str, script: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
     """The message events of one run, and the final answer."""
     instruction = f"scenario {scenario}"
-    events: list[dict[str, Any]] = [{"kind": "message", "message": {"role": "user", "content": [{"text": instruction}]}}]
+    events: list[dict[str, Any]] = [
+        {"kind": "message", "message": {"role": "user", "content": [{"text": instruction}]}}
+    ]
     answer = ""
     for number, step in enumerate(script["steps"]):
         if isinstance(step, str):
@@ -65,7 +67,15 @@ def events_of(scenario: str, script: dict[str, Any]) -> tuple[list[dict[str, Any
                     status, text = "success", TOOLS[call["name"]](**call["input"])
                 except Exception as exc:  # the agent answers the model with the error
                     status, text = "error", f"Error: {exc}"
-            results.append({"toolResult": {"toolUseId": call["toolUseId"], "status": status, "content": [{"text": text}]}})
+            results.append(
+                {
+                    "toolResult": {
+                        "toolUseId": call["toolUseId"],
+                        "status": status,
+                        "content": [{"text": text}],
+                    }
+                }
+            )
         events.append({"kind": "message", "message": {"role": "user", "content": results}})
     return events, answer
 
@@ -95,7 +105,9 @@ def main() -> int:
         text = json.dumps(trajectory.to_json_dict(), indent=2) + "\n"
         (OUT / f"atif-{scenario}.json").write_text(text, encoding="utf-8")
         written += 1
-    versions = [f"Python {sys.version.split()[0]}"] + [f"{p} {metadata.version(p)}" for p in ("harbor", "pydantic")]
+    versions = [f"Python {sys.version.split()[0]}"] + [
+        f"{p} {metadata.version(p)}" for p in ("harbor", "pydantic")
+    ]
     (OUT / "versions.txt").write_text("\n".join(versions) + "\n", encoding="utf-8")
     print(f"{written} trajectories -> {OUT}")
     return 0

@@ -34,7 +34,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from make_otlp_traces import DEFINITIONS, MODEL, SCENARIOS, TOOLS  # noqa: E402  (the same loop)
+from make_otlp_traces import DEFINITIONS, MODEL, SCENARIOS, TOOLS
 
 OUT = Path(__file__).resolve().parent / "data" / "traces-mlflow"
 
@@ -49,7 +49,9 @@ def main() -> int:
     mlflow.set_tracking_uri(f"file://{store}")
     mlflow.set_experiment("prefixexec-traces")
     client = mlflow.MlflowClient()
-    tools_offered = [{"type": "function", "function": {k: v for k, v in d.items() if k != "type"}} for d in DEFINITIONS]
+    tools_offered = [
+        {"type": "function", "function": {k: v for k, v in d.items() if k != "type"}} for d in DEFINITIONS
+    ]
 
     def traced_tool(name: str) -> Any:
         return mlflow.trace(TOOLS[name], name=name, span_type=SpanType.TOOL)

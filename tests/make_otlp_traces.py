@@ -44,7 +44,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from make_agent_traces import lookup_order, refund_order  # noqa: E402  (the same tools)
+from make_agent_traces import lookup_order, refund_order
 
 OUT = Path(__file__).resolve().parent / "data" / "traces-otlp"
 MODEL = "scripted-gpt"
@@ -129,7 +129,9 @@ def _call_tool(tracer: Any, name: str, arguments: dict[str, Any], call_id: str) 
         "gen_ai.tool.call.id": call_id,
         "gen_ai.tool.call.arguments": json.dumps(arguments),
     }
-    with tracer.start_as_current_span(f"execute_tool {name}", attributes=attributes, record_exception=False) as span:
+    with tracer.start_as_current_span(
+        f"execute_tool {name}", attributes=attributes, record_exception=False
+    ) as span:
         try:
             result = TOOLS[name](**arguments)
         except Exception as exc:  # the agent answers the model with the error
@@ -153,7 +155,9 @@ def _call_mcp(tracer: Any, name: str, arguments: dict[str, Any], request_id: int
         "jsonrpc.request.id": str(request_id),
         "mcp.session.id": "session-1",
     }
-    with tracer.start_as_current_span(f"tools/call {name}", kind=SpanKind.CLIENT, attributes=attributes) as client:
+    with tracer.start_as_current_span(
+        f"tools/call {name}", kind=SpanKind.CLIENT, attributes=attributes
+    ) as client:
         with tracer.start_as_current_span(
             f"tools/call {name}", kind=SpanKind.SERVER, attributes=attributes
         ) as server:
@@ -208,7 +212,9 @@ def run(provider: Any) -> None:
                     else:
                         _call_tool(tracer, name, arguments, call_id)
             success = script["expect"] in answer
-            with tracer.start_as_current_span("evaluate success", attributes={"gen_ai.conversation.id": scenario}) as ev:
+            with tracer.start_as_current_span(
+                "evaluate success", attributes={"gen_ai.conversation.id": scenario}
+            ) as ev:
                 ev.add_event(
                     "gen_ai.evaluation.result",
                     {

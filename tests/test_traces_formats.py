@@ -47,10 +47,22 @@ SCENARIOS: dict[str, tuple[int, int, str | None, bool]] = {
 #: agent does not have (the loop answers without calling anything); ATIF records the loop's
 #: "Unknown tool" answer as the call's result, with status error.
 CALLS = {
-    "mlflow": {"unknown-tool": (0, 0), "schema-error": (1, 1), "invented-id": (1, 1), "recovered": (3, 1),
-               "parallel": (2, 1), "no-tool": (0, 0)},
-    "atif": {"unknown-tool": (1, 1), "schema-error": (1, 1), "invented-id": (1, 1), "recovered": (3, 1),
-             "parallel": (2, 1), "no-tool": (0, 0)},
+    "mlflow": {
+        "unknown-tool": (0, 0),
+        "schema-error": (1, 1),
+        "invented-id": (1, 1),
+        "recovered": (3, 1),
+        "parallel": (2, 1),
+        "no-tool": (0, 0),
+    },
+    "atif": {
+        "unknown-tool": (1, 1),
+        "schema-error": (1, 1),
+        "invented-id": (1, 1),
+        "recovered": (3, 1),
+        "parallel": (2, 1),
+        "no-tool": (0, 0),
+    },
 }
 
 
@@ -58,7 +70,11 @@ def _mlflow_counts(paths: list[Path]) -> dict[str, tuple[int, int, bool]]:
     out = {}
     for path in paths:
         text = path.read_text(encoding="utf-8")
-        traces = [json.loads(line) for line in text.splitlines()] if path.suffix == ".jsonl" else [json.loads(text)]
+        traces = (
+            [json.loads(line) for line in text.splitlines()]
+            if path.suffix == ".jsonl"
+            else [json.loads(text)]
+        )
         for trace in traces:
             spans = trace["data"]["spans"]
             tools = [s for s in spans if json.loads(s["attributes"]["mlflow.spanType"]) == "TOOL"]
@@ -155,7 +171,9 @@ def test_wrong_documents_are_one_error(tmp_path: Path) -> None:
 @pytest.mark.spec("TRACE-EVALUATIONS", "TRACE-MLFLOW")
 def test_mlflow_evaluations_name_the_failing_span(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "e.json"
-    assert main(["score", "--quiet", "--bootstrap", "0", "--emit-evaluations", str(out), *inputs("mlflow")]) == 0
+    assert (
+        main(["score", "--quiet", "--bootstrap", "0", "--emit-evaluations", str(out), *inputs("mlflow")]) == 0
+    )
     capsys.readouterr()
     document: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
     records = document["resourceLogs"][0]["scopeLogs"][0]["logRecords"]

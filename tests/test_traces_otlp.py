@@ -96,7 +96,10 @@ def _proto_spans(path: Path) -> list[dict[str, Any]]:
                                 {
                                     "name": e.name,
                                     "attributes": [
-                                        {"key": a.key, "value": {"v": getattr(a.value, a.value.WhichOneof("value"))}}
+                                        {
+                                            "key": a.key,
+                                            "value": {"v": getattr(a.value, a.value.WhichOneof("value"))},
+                                        }
                                         for a in e.attributes
                                     ],
                                 }
@@ -112,9 +115,14 @@ def raw_counts(path: Path) -> dict[str, tuple[int, int, bool]]:
     spans = _proto_spans(path) if path.suffix == ".pb" else _json_spans(path)
     per_trace: dict[str, dict[str, Any]] = {}
     for span in spans:
-        entry = per_trace.setdefault(span["traceId"], {"calls": 0, "failed": 0, "scenario": None, "success": None})
+        entry = per_trace.setdefault(
+            span["traceId"], {"calls": 0, "failed": 0, "scenario": None, "success": None}
+        )
         attrs = _json_attrs(span)
-        is_call = attrs.get("gen_ai.operation.name") == "execute_tool" or attrs.get("mcp.method.name") == "tools/call"
+        is_call = (
+            attrs.get("gen_ai.operation.name") == "execute_tool"
+            or attrs.get("mcp.method.name") == "tools/call"
+        )
         if is_call and span.get("kind") != SERVER:
             entry["calls"] += 1
             entry["failed"] += span.get("status", {}).get("code") == 2 or "error.type" in attrs
@@ -178,7 +186,9 @@ def test_every_form_is_detected_and_scored_as_the_counts_say(name: str) -> None:
 def test_an_mcp_error_is_the_tools_own_text_and_one_call(tmp_path: Path) -> None:
     (r,) = [r for r in read(DATA / "genai-pretty.json") if r.task_id == "mcp-is-error"]
     # the reason quotes the tool's own error text, not only "error.type tool_error"
-    assert r.outcome.reason is not None and "the tool span failed: order ORD-7777 not found" in r.outcome.reason
+    assert (
+        r.outcome.reason is not None and "the tool span failed: order ORD-7777 not found" in r.outcome.reason
+    )
     # four tools/call spans (client and server for each call), two calls
     spans = [s for s in _json_spans(DATA / "genai-pretty.json") if _json_attrs(s).get("mcp.method.name")]
     assert len(spans) == 4 and len(r.meta["action_spans"]) == 2
@@ -198,7 +208,9 @@ def test_an_mcp_error_is_the_tools_own_text_and_one_call(tmp_path: Path) -> None
 
 
 def _doc(spans: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{"scope": {}, "spans": spans}]}]}
+    return {
+        "resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{"scope": {}, "spans": spans}]}]
+    }
 
 
 def _tool_span(i: int, payload: str = "") -> dict[str, Any]:
@@ -224,7 +236,10 @@ def test_a_document_larger_than_the_line_limit_is_read_span_by_span(
     # value (HOSTILE-LINE) lowered to 64 KiB: reading holds a span at a time, not the document
     monkeypatch.setattr(limits, "max_line_bytes", 1 << 16)
     spans = [_tool_span(i, "x" * 3000) for i in range(400)]
-    for name, text in (("compact.json", json.dumps(_doc(spans))), ("pretty.json", json.dumps(_doc(spans), indent=2))):
+    for name, text in (
+        ("compact.json", json.dumps(_doc(spans))),
+        ("pretty.json", json.dumps(_doc(spans), indent=2)),
+    ):
         path = tmp_path / name
         path.write_text(text, encoding="utf-8")
         assert path.stat().st_size > 1 << 20
@@ -232,14 +247,28 @@ def test_a_document_larger_than_the_line_limit_is_read_span_by_span(
         assert (r.outcome.T, r.outcome.fed) == (400, 401)  # 400 tool spans, none failed
     # one span larger than the limit: refused, naming where it starts
     path = tmp_path / "big.json"
-    path.write_text(json.dumps(_doc([_tool_span(0), _tool_span(1, "y" * 70_000)]), indent=2), encoding="utf-8")
-    argv = ["score", "--adapter", "otel", "--model", "m", "--success-attr", "@ok", "--max-line-bytes", "65536"]
+    path.write_text(
+        json.dumps(_doc([_tool_span(0), _tool_span(1, "y" * 70_000)]), indent=2), encoding="utf-8"
+    )
+    argv = [
+        "score",
+        "--adapter",
+        "otel",
+        "--model",
+        "m",
+        "--success-attr",
+        "@ok",
+        "--max-line-bytes",
+        "65536",
+    ]
     err = one_error([*argv, str(path)], capsys)
     assert f"{path}:" in err and "HOSTILE-LINE" in err
 
 
 @pytest.mark.spec("TRACE-OTLP-DOCUMENT", "REC-ERRORS")
-def test_document_faults_are_one_error_naming_the_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_document_faults_are_one_error_naming_the_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "t.json"
     text = json.dumps(_doc([_tool_span(0), _tool_span(1)]), indent=2)
     path.write_text(text[: len(text) // 2], encoding="utf-8")  # cut off in the second half
@@ -252,11 +281,15 @@ def test_document_faults_are_one_error_naming_the_line(tmp_path: Path, capsys: p
     err = one_error(["score", "--adapter", "otel", str(path)], capsys)
     # the second span's "{" is the line before its second "traceId" (1-based: that line's index)
     line = [i for i, text_line in enumerate(text.splitlines()) if '"traceId"' in text_line][1]
-    assert err.startswith(f"prefixexec: error: {path}:{line}: ") and "spans[1]" in err and "has no spanId" in err
+    assert (
+        err.startswith(f"prefixexec: error: {path}:{line}: ") and "spans[1]" in err and "has no spanId" in err
+    )
     path.write_text(json.dumps({"data": [], "status": "ok"}, indent=2), encoding="utf-8")
     err = one_error(["score", "--adapter", "otel", str(path)], capsys)
     assert "expected an OTLP JSON object with 'resourceSpans' (its keys: 'data', 'status')" in err
-    path.write_text('{\n "resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": 7}]}]}]\n}\n', encoding="utf-8")
+    path.write_text(
+        '{\n "resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": 7}]}]}]\n}\n', encoding="utf-8"
+    )
     assert "not an OTLP span" in one_error(["score", "--adapter", "otel", str(path)], capsys)
     path.write_text('{\n "resourceSpans": [], "x": NaN\n}\n', encoding="utf-8")
     assert "not valid JSON" in one_error(["score", "--adapter", "otel", str(path)], capsys)
@@ -291,7 +324,10 @@ def test_detection_names_resource_spans_and_the_keys_it_saw(
     other.write_text(json.dumps({"spans": [], "meta": {}}, indent=2), encoding="utf-8")
     with pytest.raises(InputError) as caught:
         detect(str(other))
-    assert "its keys: 'spans', 'meta'" in caught.value.what and "OTLP traces 'resourceSpans'" in caught.value.what
+    assert (
+        "its keys: 'spans', 'meta'" in caught.value.what
+        and "OTLP traces 'resourceSpans'" in caught.value.what
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -351,7 +387,9 @@ def _expected_parents() -> dict[str, str]:
     out = {}
     for members in by_trace.values():
         members.sort(key=lambda s: int(s["startTimeUnixNano"]))
-        scenario = next(_json_attrs(s)["gen_ai.conversation.id"] for s in members if not s.get("parentSpanId"))
+        scenario = next(
+            _json_attrs(s)["gen_ai.conversation.id"] for s in members if not s.get("parentSpanId")
+        )
         failed = [
             s
             for s in members
@@ -359,7 +397,9 @@ def _expected_parents() -> dict[str, str]:
             and (_json_attrs(s).get("gen_ai.operation.name") == "execute_tool")
             and (s.get("status", {}).get("code") == 2 or "error.type" in _json_attrs(s))
         ]
-        asked_unknown = [s for s in members if "cancel_order" in _json_attrs(s).get("gen_ai.output.messages", "")]
+        asked_unknown = [
+            s for s in members if "cancel_order" in _json_attrs(s).get("gen_ai.output.messages", "")
+        ]
         root = next(s for s in members if not s.get("parentSpanId"))
         out[scenario] = (failed or asked_unknown or [root])[0]["spanId"]
     return out
@@ -391,7 +431,9 @@ def test_evaluations_as_otlp_json_and_protobuf_decode_with_the_proto_classes(
     seen: list[list[tuple[str, str, str]]] = []
     for decoded in (message, from_json):
         (resource,) = decoded.resource_logs
-        assert {a.key: a.value.string_value for a in resource.resource.attributes}["service.name"] == "prefixexec"
+        assert {a.key: a.value.string_value for a in resource.resource.attributes}[
+            "service.name"
+        ] == "prefixexec"
         (scope,) = resource.scope_logs
         assert scope.scope.name == "prefixexec"
         records = list(scope.log_records)
@@ -405,12 +447,18 @@ def test_evaluations_as_otlp_json_and_protobuf_decode_with_the_proto_classes(
             assert record.span_id.hex() == parents[scenario]  # the failing span, else the root
             assert (attrs["prefixexec.T"], attrs["prefixexec.fed"]) == (T, fed)
             assert attrs["prefixexec.label"] == (label or "executable")
-            assert attrs["prefixexec.evaluator.name"] == "prefixexec" and attrs["prefixexec.evaluator.version"]
+            assert (
+                attrs["prefixexec.evaluator.name"] == "prefixexec" and attrs["prefixexec.evaluator.version"]
+            )
             assert attrs["prefixexec.signature"].startswith("prefixexec:")
             assert attrs["prefixexec.rule_set.hash"].startswith("sha256:")
             if fed <= T:
-                assert attrs["prefixexec.reason"] and f"span {parents[scenario]}" in attrs["prefixexec.reason"]
-        seen.append(sorted((r.trace_id.hex(), r.span_id.hex(), str(sorted(r.attributes, key=str))) for r in records))
+                assert (
+                    attrs["prefixexec.reason"] and f"span {parents[scenario]}" in attrs["prefixexec.reason"]
+                )
+        seen.append(
+            sorted((r.trace_id.hex(), r.span_id.hex(), str(sorted(r.attributes, key=str))) for r in records)
+        )
     assert seen[0] == seen[1]  # the two forms hold the same events (their times differ: two runs)
 
 
@@ -421,12 +469,23 @@ def test_two_runs_with_other_rules_are_told_apart(tmp_path: Path, capsys: pytest
     rules.write_text('[[otel]]\npattern = "not found"\nlabel = "precondition"\n', encoding="utf-8")
     first, second = tmp_path / "a.json", tmp_path / "b.json"
     assert main(["score", "--quiet", "--bootstrap", "0", "--emit-evaluations", str(first), source]) == 0
-    argv = ["score", "--quiet", "--bootstrap", "0", "--label-rules", str(rules), "--emit-evaluations", str(second)]
+    argv = [
+        "score",
+        "--quiet",
+        "--bootstrap",
+        "0",
+        "--label-rules",
+        str(rules),
+        "--emit-evaluations",
+        str(second),
+    ]
     assert main([*argv, source]) == 0
     capsys.readouterr()
 
     def provenance(path: Path) -> set[tuple[str, str]]:
-        records = json.loads(path.read_text(encoding="utf-8"))["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
+        records = json.loads(path.read_text(encoding="utf-8"))["resourceLogs"][0]["scopeLogs"][0][
+            "logRecords"
+        ]
         found = set()
         for record in records:
             attrs = {a["key"]: next(iter(a["value"].values())) for a in record["attributes"]}

@@ -43,7 +43,11 @@ def _failed(result: Mapping[str, Any]) -> bool:
 def trajectory(where: str, document: object, keys: frozenset[str]) -> Iterator[Span]:
     """The spans of one ATIF trajectory (TRACE-ATIF, TRACE-STRUCTURE)."""
     if not isinstance(document, dict) or not isinstance(document.get("steps"), list):
-        shown = ", ".join(repr(k) for k in list(document)[:8]) if isinstance(document, dict) else type(document).__name__
+        shown = (
+            ", ".join(repr(k) for k in list(document)[:8])
+            if isinstance(document, dict)
+            else type(document).__name__
+        )
         raise InputError(where, f"expected an ATIF trajectory: a JSON object with 'steps' (found: {shown})")
     version = document.get("schema_version")
     if not (isinstance(version, str) and version.startswith("ATIF-")):

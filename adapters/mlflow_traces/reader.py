@@ -24,7 +24,9 @@ def trace_spans(paths: Sequence[str], keys: frozenset[str]) -> Iterator[Span]:
         for where, value in json_documents(path, EXPECTED):
             records = value if isinstance(value, list) else [value]
             for index, record in enumerate(records):
-                yield from trace_document(where if not isinstance(value, list) else f"{where}: [{index}]", record, keys)
+                yield from trace_document(
+                    where if not isinstance(value, list) else f"{where}: [{index}]", record, keys
+                )
 
 
 def read(paths: Sequence[str], options: AdapterOptions) -> list[Rollout]:

@@ -80,7 +80,11 @@ def _error(span: Mapping[str, Any]) -> tuple[bool, str]:
         event = _dict(event)
         if event.get("name") == "exception":
             values = _dict(event.get("attributes"))
-            parts = [text_of(values[k]) for k in ("exception.type", "exception.message") if values.get(k) is not None]
+            parts = [
+                text_of(values[k])
+                for k in ("exception.type", "exception.message")
+                if values.get(k) is not None
+            ]
             texts.append(": ".join(parts))
     message = status.get("message")
     failed = status.get("code") == ERROR or bool(texts)
@@ -108,9 +112,17 @@ def _evaluations(info: Mapping[str, Any], start: int) -> tuple[Evaluation, ...]:
 
 def trace_document(where: str, trace: object, keys: frozenset[str]) -> Iterator[Span]:
     """The spans of one ``Trace.to_json()`` document (TRACE-MLFLOW, TRACE-STRUCTURE)."""
-    if not isinstance(trace, dict) or not isinstance(trace.get("info"), dict) or not isinstance(trace.get("data"), dict):
-        shown = ", ".join(repr(k) for k in list(trace)[:8]) if isinstance(trace, dict) else type(trace).__name__
-        raise InputError(where, f"expected an MLflow trace: a JSON object with 'info' and 'data' (found: {shown})")
+    if (
+        not isinstance(trace, dict)
+        or not isinstance(trace.get("info"), dict)
+        or not isinstance(trace.get("data"), dict)
+    ):
+        shown = (
+            ", ".join(repr(k) for k in list(trace)[:8]) if isinstance(trace, dict) else type(trace).__name__
+        )
+        raise InputError(
+            where, f"expected an MLflow trace: a JSON object with 'info' and 'data' (found: {shown})"
+        )
     info, data = trace["info"], trace["data"]
     trace_id = info.get("trace_id") or info.get("request_id")
     if not isinstance(trace_id, str) or not trace_id:
@@ -133,12 +145,15 @@ def trace_document(where: str, trace: object, keys: frozenset[str]) -> Iterator[
         parent = _hex(span.get("parent_span_id"), here, "parent_span_id")
         attributes = {str(k): loads(v) for k, v in _dict(span.get("attributes")).items()}
         kind = attributes.get("mlflow.spanType")
-        name = span.get("name") if isinstance(span.get("name"), str) else ""
+        raw_name = span.get("name")
+        name = raw_name if isinstance(raw_name, str) else ""
         start = _time(span.get("start_time_unix_nano"))
         end = _time(span.get("end_time_unix_nano")) or start
         failed, error = _error(span)
         values = {k: scalar(v) for k, v in attributes.items() if k in keys} or None
-        out = Span(here, trace_id, span_id, parent, name, start, end, failed=failed, error=error, values=values)
+        out = Span(
+            here, trace_id, span_id, parent, name, start, end, failed=failed, error=error, values=values
+        )
         if parent is None:
             out.values = {**trace_values, **(values or {})}
             out.evaluations = _evaluations(info, start)

@@ -119,7 +119,9 @@ class _Window:
     def value(self) -> object:
         """The JSON value at ``pos`` (a blank first is skipped), ``pos`` moved past it."""
         if not self.peek():
-            raise InputError(self.where(), "expected a value, found the end of the file (a truncated document?)")
+            raise InputError(
+                self.where(), "expected a value, found the end of the file (a truncated document?)"
+            )
         while True:
             try:
                 value, end = _DECODER.raw_decode(self.buf, self.pos)
@@ -127,7 +129,9 @@ class _Window:
                 cut = exc.pos + _MARGIN >= len(self.buf) or exc.msg.startswith("Unterminated string")
                 if cut and self._grow():
                     continue
-                raise InputError(self.where(exc.pos), f"not valid JSON ({exc.msg}; a truncated document?)") from None
+                raise InputError(
+                    self.where(exc.pos), f"not valid JSON ({exc.msg}; a truncated document?)"
+                ) from None
             except RecursionError:
                 raise limits.too_deep(self.where()) from None
             except ValueError as exc:  # NaN, Infinity; an integer of too many digits

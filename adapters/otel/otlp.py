@@ -14,9 +14,9 @@ from typing import IO, TextIO, cast
 import msgspec
 
 from .. import limits
+from ..detect import protobuf_form
 from ..errors import InputError
 from ..spans import OTHER, STDIN, Span, input_lines, stream_lines, trace_stream
-from ..detect import protobuf_form
 from .document import document_spans, text_blocks
 
 EXPECTED = "an OTLP file of resourceSpans (JSON Lines, JSON or protobuf)"

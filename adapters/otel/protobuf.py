@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 #: What a missing ``opentelemetry-proto`` is told (one line).
 INSTALL = "reading OTLP protobuf needs opentelemetry-proto: pip install 'prefix-executability[otlp-proto]'"
+
+
 def _classes() -> Any:
     import importlib
 
@@ -143,7 +145,9 @@ def _exactly(read: Callable[[int], bytes], size: int) -> bytes:
     return b"".join(parts)
 
 
-def protobuf_spans(read: Callable[[int], bytes], path: str, interpret: Interpret, stream: bool) -> Iterator[Span]:
+def protobuf_spans(
+    read: Callable[[int], bytes], path: str, interpret: Interpret, stream: bool
+) -> Iterator[Span]:
     """TRACE-OTLP-PROTOBUF: every span of a protobuf file (``stream``: 4-byte sizes between
     messages), interpreted; a message cut off, too large or not of the schema is one error naming
     the file and the message."""
@@ -169,6 +173,8 @@ def protobuf_spans(read: Callable[[int], bytes], path: str, interpret: Interpret
             raise limits.too_long(where, limit)
         data = _exactly(read, size)
         if len(data) < size:
-            raise InputError(where, f"the message is cut off: {len(data)} of {size} bytes (a truncated file?)")
+            raise InputError(
+                where, f"the message is cut off: {len(data)} of {size} bytes (a truncated file?)"
+            )
         offset += 4 + size
         yield from _spans(_parse(cls, data, where), where, interpret)
