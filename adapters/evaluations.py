@@ -12,7 +12,7 @@ resource's ``service.name`` / ``service.version`` and the scope), the run's sign
 rollout's T, FED, label and reason.
 
 Written as one OTLP ``ExportLogsServiceRequest``: protobuf for a path ending in ``.pb``,
-``.binpb`` or ``.protobuf`` (with ``opentelemetry-proto``, the extra ``otlp-proto``), else OTLP
+``.binpb`` or ``.protobuf`` (with ``opentelemetry-proto``, the extra ``otlp``), else OTLP
 JSON on one line (a JSON document that is also an OTLP JSON Lines file). OTLP ids are 16 and 8
 bytes: an id of another format (the Agents SDK's ``span_<24 hex>``) that is not one after its
 prefix (``tr-``, ``trace_``, ``span_``) and dashes are dropped is left out of the record's ids;
@@ -38,7 +38,7 @@ from .errors import InputError
 EVENT = "gen_ai.evaluation.result"
 EVALUATOR = "prefixexec"
 PROTOBUF_SUFFIXES = (".pb", ".binpb", ".protobuf")
-INSTALL = "writing OTLP protobuf needs opentelemetry-proto: pip install 'prefix-executability[otlp-proto]'"
+INSTALL = "writing OTLP protobuf needs opentelemetry-proto: pip install 'prefix-executability[otlp]'"
 _HEX = re.compile(r"[0-9a-f]+")
 #: The prefixes of ids that are OTLP ids after them (MLflow ``tr-``, the Agents SDK ``trace_``).
 _PREFIX = re.compile(r"\A(?:tr-|trace_|span_)")

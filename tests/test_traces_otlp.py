@@ -356,7 +356,7 @@ def test_without_the_extra_protobuf_is_a_one_line_hint(
     # the import of the proto classes fails as it does without opentelemetry-proto
     monkeypatch.setitem(sys.modules, "opentelemetry.proto.collector.trace.v1.trace_service_pb2", None)
     err = one_error(["score", "--adapter", "otel", str(DATA / "genai.pb")], capsys)
-    assert "pip install 'prefix-executability[otlp-proto]'" in err
+    assert "pip install 'prefix-executability[otlp]'" in err
 
 
 @pytest.mark.spec("TRACE-OTLP-PROTOBUF")
@@ -504,4 +504,4 @@ def test_protobuf_evaluations_without_the_extra_are_a_hint_before_any_output(
     out = tmp_path / "e.pb"
     argv = ["score", "--adapter", "otel", "--emit-evaluations", str(out), str(DATA / "genai-pretty.json")]
     err = one_error(argv, capsys)
-    assert "pip install 'prefix-executability[otlp-proto]'" in err and not out.exists()
+    assert "pip install 'prefix-executability[otlp]'" in err and not out.exists()

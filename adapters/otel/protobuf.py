@@ -3,7 +3,7 @@ OTLP/HTTP carries, and a ``.pb`` file saved from it), or a stream of them each p
 in 4 bytes, big-endian (the Collector's ``file`` exporter with ``format: proto``).
 
 Decoded with the OpenTelemetry project's own classes (``opentelemetry-proto``, the extra
-``prefix-executability[otlp-proto]``), imported only when a protobuf file is read; nothing here
+``prefix-executability[otlp]``), imported only when a protobuf file is read; nothing here
 parses the wire format beyond the 4-byte sizes of the stream (and, to tell the form from a file's
 first bytes, its first field's tag). A message of the stream is decoded on its own: memory holds
 one message (at most the line limit, HOSTILE-LINE); a single-message file is decoded whole, as
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from .otlp import Interpret
 
 #: What a missing ``opentelemetry-proto`` is told (one line).
-INSTALL = "reading OTLP protobuf needs opentelemetry-proto: pip install 'prefix-executability[otlp-proto]'"
+INSTALL = "reading OTLP protobuf needs opentelemetry-proto: pip install 'prefix-executability[otlp]'"
 
 
 def _classes() -> Any:
