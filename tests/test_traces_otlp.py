@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from prefixexec.adapters import ADAPTERS, AdapterOptions, InputError, limits
 from prefixexec.adapters.detect import detect
@@ -505,3 +507,44 @@ def test_protobuf_evaluations_without_the_extra_are_a_hint_before_any_output(
     argv = ["score", "--adapter", "otel", "--emit-evaluations", str(out), str(DATA / "genai-pretty.json")]
     err = one_error(argv, capsys)
     assert "pip install 'prefix-executability[otlp]'" in err and not out.exists()
+
+
+@pytest.mark.spec("TRACE-GZIP", "TRACE-OTLP-PROTOBUF", "DETECT-TRACES")
+def test_a_gzip_protobuf_stream_is_detected_and_read(tmp_path: Path) -> None:
+    packed = tmp_path / "genai-stream.pb.gz"
+    packed.write_bytes(gzip.compress((DATA / "genai-stream.pb").read_bytes()))
+    found = detect(str(packed))
+    assert found.adapter == "otel" and found.why.startswith("gzip-compressed OTLP protobuf")
+    assert {r.task_id: verdict(r) for r in read(packed)} == {s: row[:4] for s, row in SCENARIOS.items()}
+
+
+@pytest.mark.spec("TRACE-OTLP-DOCUMENT", "HOSTILE-FUZZ")
+@settings(max_examples=120, deadline=None)
+@given(
+    st.recursive(
+        st.none() | st.integers() | st.text(max_size=4) | st.booleans(),
+        lambda c: (
+            st.lists(c, max_size=3)
+            | st.dictionaries(
+                st.sampled_from(
+                    ["resourceSpans", "scopeSpans", "spans", "traceId", "spanId", "attributes", "x"]
+                ),
+                c,
+                max_size=3,
+            )
+        ),
+        max_leaves=10,
+    ),
+    st.integers(min_value=0, max_value=40),
+)
+def test_any_document_is_rollouts_or_one_input_error(
+    tmp_path_factory: pytest.TempPathFactory, value: object, cut: int
+) -> None:
+    path = tmp_path_factory.mktemp("doc") / "t.json"
+    text = "{\n" + json.dumps({"resourceSpans": value}, indent=1)[1:]
+    path.write_text(text[: len(text) - cut] if cut % 3 == 0 else text, encoding="utf-8")
+    try:
+        rollouts = read(path, model="m", success_attr="@ok")
+    except InputError:
+        return
+    assert all(r.outcome.T >= 1 for r in rollouts)
