@@ -260,8 +260,8 @@ def test_command_finds_each_adapters_audit(capsys: pytest.CaptureFixture[str]) -
     from prefixexec.commands.audit import auditable, find_audit
 
     assert auditable() == [
-        "agents", "atif", "bfcl", "chat", "inspect", "langsmith", "mlflow", "openinference", "otel", "records",
-        "taubench", "toolsandbox",
+        "agents", "atif", "bfcl", "chat", "inspect", "langsmith", "mlflow", "openinference", "otel",
+        "records", "taubench", "toolsandbox",
     ]
     # inspect's module is inspect_logs: its audit is found through the registry's field.
     assert ADAPTERS["inspect"].audit is not None and find_audit("inspect") is ADAPTERS["inspect"].audit
