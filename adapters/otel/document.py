@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 #: Text read at a time.
 BLOCK = 1 << 20
 _BLANK = re.compile(r"[ \t\r\n]*")
+_BLANKS = " \t\r\n"
+#: A key without escapes or control characters (the JSON decoder reads any other).
+_SIMPLE_KEY = re.compile(r'"([^"\\\x00-\x1f]*)"')
 #: An error this far before the end of the text read is the text's own, not a cut-off value.
 _MARGIN = 16
 
@@ -80,6 +83,9 @@ class _Window:
 
     def peek(self) -> str:
         """The next character that is not a JSON blank (``""`` at the end)."""
+        buf, pos = self.buf, self.pos
+        if pos < len(buf) and buf[pos] not in _BLANKS:  # most often: no blank to skip
+            return buf[pos]
         while True:
             match = _BLANK.match(self.buf, self.pos)
             assert match is not None  # the pattern matches the empty text
@@ -90,6 +96,7 @@ class _Window:
                 return ""
 
     def expect(self, chars: str, what: str) -> str:
+        """Past the next character, which must be one of ``chars`` (else an error naming ``what``)."""
         found = self.peek()
         if not found or found not in chars:
             shown = repr(found) if found else "the end of the file"
@@ -151,7 +158,12 @@ class _Window:
         while True:
             if self.peek() != '"':
                 self.expect('"', f"a key in {what}")
-            key = self.value()
+            simple = _SIMPLE_KEY.match(self.buf, self.pos)
+            if simple is not None:  # most keys: no escape, read without the decoder
+                key: object = simple.group(1)
+                self.pos = simple.end()
+            else:
+                key = self.value()
             assert isinstance(key, str)
             self.expect(":", f"':' after the key {key!r}")
             yield key
