@@ -3,10 +3,11 @@ pretty-printed, as trace UIs download it), read span by span (spec: TRACE-OTLP-D
 
 Memory is bounded by the largest single span (or other member value), not by the document: the
 text is read in blocks; the reader walks the few levels of structure above the spans itself
-(``resourceSpans[].scopeSpans[].spans[]``, every other member decoded and dropped) and hands each
-span's text to the standard library's C decoder (``json.JSONDecoder.raw_decode``), whose answer
-``msgspec.convert`` checks against the span struct. A value that does not end in the text read so
-far is read again with twice the text, up to the line limit (HOSTILE-LINE), so reading is linear.
+(``resourceSpans[].scopeSpans[].spans[]``, every other member decoded and dropped) and hands
+each span's text to the standard library's C decoder (``json.JSONDecoder.raw_decode``); the
+caller (:mod:`.forms`) checks its answer against the span struct with ``msgspec.convert``. A
+value that does not end in the text read so far is read again with twice the text, up to the line
+limit (HOSTILE-LINE), so reading is linear.
 A file may hold several documents one after another (JSON Lines is the special case); a place
 is named ``FILE:LINE`` of where it starts.
 """
@@ -17,16 +18,9 @@ import codecs
 import json
 import re
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
-
-import msgspec
 
 from .. import limits
 from ..errors import InputError
-
-if TYPE_CHECKING:
-    from ..spans import Span
-    from .otlp import Interpret, OtlpSpan
 
 #: Text read at a time.
 BLOCK = 1 << 20
@@ -203,13 +197,12 @@ def text_blocks(read: Callable[[int], bytes], name: str) -> Callable[[], str]:
     return block
 
 
-def document_spans(blocks: Callable[[], str], name: str, interpret: Interpret) -> Iterator[Span]:
-    """Every span of the OTLP JSON documents in a text (``blocks()``: its next block, ``""`` at
-    the end), interpreted (TRACE-OTLP-DOCUMENT, TRACE-STRUCTURE)."""
-    from .otlp import attributes, span_decoder, without_id
-
+def document_spans(blocks: Callable[[], str], name: str) -> Iterator[tuple[str, str, object]]:
+    """``(FILE:LINE, place, span)`` of every span of the OTLP JSON documents in a text (``blocks()``:
+    its next block, ``""`` at the end): the span as decoded JSON, its place
+    (``resourceSpans[r].scopeSpans[s].spans[n]``) and the line where it starts
+    (TRACE-OTLP-DOCUMENT); the caller checks and interprets it."""
     window = _Window(blocks, name)
-    convert = span_decoder()
     while window.peek():
         start = window.where()
         found = False
@@ -233,14 +226,7 @@ def document_spans(blocks: Callable[[], str], name: str, interpret: Interpret) -
                             for n in window.items(f"resourceSpans[{r}].scopeSpans[{s}].spans"):
                                 window.peek()  # the span's first character: its line
                                 where = window.where()
-                                place = f"resourceSpans[{r}].scopeSpans[{s}].spans[{n}]"
-                                try:
-                                    span: OtlpSpan = convert(window.value())
-                                except msgspec.ValidationError as exc:
-                                    raise InputError(where, f"{place}: not an OTLP span: {exc}") from None
-                                if not span.traceId or not span.spanId:
-                                    without_id(f"{where}: {place}", span)
-                                yield interpret(where, span, attributes(span.attributes))
+                                yield where, f"resourceSpans[{r}].scopeSpans[{s}].spans[{n}]", window.value()
         if not found:
             keys = ", ".join(repr(k) for k in seen[:8]) + (", ..." if len(seen) > 8 else "") or "none"
             raise InputError(start, f"expected an OTLP JSON object with 'resourceSpans' (its keys: {keys})")

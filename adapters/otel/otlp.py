@@ -1,23 +1,17 @@
-"""The OTLP JSON container (OTLP JSON Lines: one ``{"resourceSpans": [...]}`` document per line), decoded
-with typed msgspec structs: the shared input of the ``otel`` and ``openinference`` adapters
-(spec: TRACE-OTLP)."""
+"""The OTLP JSON container (``{"resourceSpans": [...]}``), decoded with typed msgspec structs: the
+shared input of the ``otel`` and ``openinference`` adapters (spec: TRACE-OTLP); the forms of a file
+(JSON Lines, JSON documents, protobuf) are told apart and read in :mod:`.forms`."""
 
 from __future__ import annotations
 
 import functools
-import json
-import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cache
-from typing import IO, TextIO, cast
 
 import msgspec
 
-from .. import limits
-from ..detect import protobuf_form
 from ..errors import InputError
-from ..spans import OTHER, STDIN, Span, input_lines, stream_lines, trace_stream
-from .document import document_spans, text_blocks
+from ..spans import OTHER, Span
 
 EXPECTED = "an OTLP file of resourceSpans (JSON Lines, JSON or protobuf)"
 
@@ -141,90 +135,6 @@ def failed(status: Status | None) -> bool:
 
 #: ``interpret(where, span, attributes) -> Span``: a convention's reading of one span.
 Interpret = Callable[[str, OtlpSpan, dict[str, object]], Span]
-
-
-#: The head of a file read to tell its form (JSON Lines, JSON documents, protobuf).
-HEAD = 1 << 20
-
-
-class _Replay:
-    """A binary stream that gives ``head`` first, then the rest of ``stream``."""
-
-    def __init__(self, head: bytes, stream: IO[bytes]) -> None:
-        self._head = memoryview(head)
-        self._at = 0
-        self._stream = stream
-
-    def read(self, size: int = -1) -> bytes:
-        left = len(self._head) - self._at
-        if not left:
-            return self._stream.read(size)
-        if size < 0:
-            out = bytes(self._head[self._at :]) + self._stream.read()
-            self._at = len(self._head)
-            return out
-        out = bytes(self._head[self._at : self._at + size])
-        self._at += len(out)
-        return out + self._stream.read(size - len(out)) if len(out) < size else out
-
-
-def otlp_form(head: bytes) -> str:
-    """TRACE-OTLP-FORMS: ``document`` when the first non-blank line of ``head`` is the cut-off
-    start of a JSON value (JSON over several lines), or a line longer than the head; ``lines``
-    when it is one whole JSON value or anything else that starts with ``{`` (whose reader names
-    what is wrong: lines end at ``\\n`` only); else the protobuf form
-    (:func:`..detect.protobuf_form`), else ``lines``."""
-    body = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    if body[:1] == b"{":
-        end = body.find(b"\n")
-        if end < 0:
-            return "lines" if len(head) < HEAD else "document"
-        line = body[:end].rstrip()
-        try:
-            json.loads(line)
-        except RecursionError:
-            return "lines"
-        except ValueError as exc:  # a JSONDecodeError at the line's end: the value goes on
-            return "document" if getattr(exc, "pos", -1) >= len(line) else "lines"
-        return "lines"
-    return protobuf_form(head) or "lines"
-
-
-def otlp_spans(paths: Sequence[str], interpret: Interpret) -> Iterator[Span]:
-    """Every span of the OTLP files ``paths`` (plain or gzip; JSON Lines, JSON documents or
-    protobuf: TRACE-OTLP-FORMS), interpreted."""
-    for path in paths:
-        if path == STDIN:
-            yield from _stdin_spans(interpret)
-            continue
-        with trace_stream(path, EXPECTED) as stream:
-            head = stream.read(HEAD)
-            form = otlp_form(head)
-            replay = _Replay(head, stream)
-            if form == "lines":
-                yield from line_spans(stream_lines(cast(IO[bytes], replay), path), interpret)
-            elif form == "document":
-                yield from document_spans(text_blocks(replay.read, path), path, interpret)
-            else:
-                from .protobuf import protobuf_spans
-
-                yield from protobuf_spans(replay.read, path, interpret, form == "proto-stream")
-
-
-def _stdin_spans(interpret: Interpret) -> Iterator[Span]:
-    """Standard input, as text: JSON documents when its first line starts one (:func:`otlp_form`),
-    else JSON Lines (protobuf is read from files only)."""
-    from ..detect import _Prefixed
-    from .document import BLOCK
-
-    limits.check_stdin()
-    first = sys.stdin.readline(limits.max_line_bytes + 1)
-    stream = _Prefixed(first, sys.stdin)
-    if otlp_form(first.encode("utf-8", "surrogatepass")) == "document":
-        yield from document_spans(lambda: stream.read(BLOCK), "<stdin>", interpret)
-    else:
-        sys.stdin = cast(TextIO, stream)
-        yield from line_spans(input_lines(STDIN, EXPECTED), interpret)
 
 
 def line_spans(lines: Iterable[tuple[str, bytes]], interpret: Interpret) -> Iterator[Span]:
