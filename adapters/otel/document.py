@@ -215,7 +215,7 @@ def document_spans(blocks: Callable[[], str], name: str) -> Iterator[tuple[str, 
             found = True
             for r in window.items("'resourceSpans'"):
                 for key in window.members(f"resourceSpans[{r}]"):
-                    if key not in ("scopeSpans", "instrumentationLibrarySpans"):
+                    if key != "scopeSpans":
                         window.value()  # the resource: not read (TRACE-OTLP)
                         continue
                     for s in window.items(f"resourceSpans[{r}].{key}"):
