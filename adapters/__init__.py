@@ -24,12 +24,14 @@ if TYPE_CHECKING:
 #: The adapter modules, imported on first use: reading records loads no other adapter (issue 16).
 _MODULES = (
     "agents_sdk",
+    "atif",
     "bfcl",
     "chat",
     "harness",
     "inspect_logs",
     "langsmith_runs",
     "limits",
+    "mlflow_traces",
     "openinference",
     "otel",
     "parquet",
@@ -131,7 +133,8 @@ ADAPTERS: dict[str, AdapterInfo] = {
     ),
     "otel": AdapterInfo(
         "otel",
-        "OpenTelemetry GenAI traces in OTLP JSON Lines (plain or gzip): one trace per rollout",
+        "OpenTelemetry GenAI traces in OTLP (JSON Lines, JSON documents or protobuf; plain or gzip): "
+        "one trace per rollout",
         lambda paths, options: _module("otel").read(paths, options),
         audit=lambda paths, options: _module("otel").audit(paths, options),
     ),
@@ -152,6 +155,18 @@ ADAPTERS: dict[str, AdapterInfo] = {
         "LangSmith run exports (JSONL of runs or a JSON list): one trace per rollout",
         lambda paths, options: _module("langsmith_runs").read(paths, options),
         audit=lambda paths, options: _module("langsmith_runs").audit(paths, options),
+    ),
+    "mlflow": AdapterInfo(
+        "mlflow",
+        "MLflow Tracing exports (Trace.to_json(): one per file or per line): one trace per rollout",
+        lambda paths, options: _module("mlflow_traces").read(paths, options),
+        audit=lambda paths, options: _module("mlflow_traces").audit(paths, options),
+    ),
+    "atif": AdapterInfo(
+        "atif",
+        "ATIF trajectories (Harbor's Agent Trajectory Interchange Format): one trajectory per rollout",
+        lambda paths, options: _module("atif").read(paths, options),
+        audit=lambda paths, options: _module("atif").audit(paths, options),
     ),
     "parquet": AdapterInfo(
         "parquet",

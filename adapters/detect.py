@@ -47,13 +47,71 @@ FORMATS = {
     "inspect": "an inspect_ai log",
     "bfcl": "a BFCL result file",
     "parquet": "a Parquet outcome table",
-    "otel": "OpenTelemetry GenAI traces (OTLP JSON Lines)",
-    "openinference": "OpenInference traces (OTLP JSON Lines)",
+    "otel": "OpenTelemetry GenAI traces (OTLP JSON Lines, JSON or protobuf)",
+    "openinference": "OpenInference traces (OTLP JSON Lines or JSON)",
     "agents": "an OpenAI Agents SDK trace export",
     "langsmith": "a LangSmith run export",
+    "mlflow": "an MLflow trace export (Trace.to_json())",
+    "atif": "an ATIF trajectory (Harbor's Agent Trajectory Interchange Format)",
 }
 #: DETECT-TRACES: an OTLP file whose head holds this attribute key is OpenInference, else GenAI.
 OPENINFERENCE_KEY = '"openinference.span.kind"'
+
+
+#: The first field of an OTLP ``ExportTraceServiceRequest`` (``resource_spans``: field 1,
+#: length-delimited) and the fields of a ``ResourceSpans`` that may follow its length.
+_RESOURCE_SPANS_TAG = 0x0A
+_RESOURCE_FIELDS = (0x0A, 0x12, 0x1A)
+
+
+def _varint(data: bytes, at: int) -> tuple[int, int] | None:
+    """The base-128 integer at ``data[at]`` and the index after it (None: cut off or too long)."""
+    value = shift = 0
+    for index in range(at, min(at + 10, len(data))):
+        value |= (data[index] & 0x7F) << shift
+        if data[index] < 0x80:
+            return value, index + 1
+        shift += 7
+    return None
+
+
+def _request_start(data: bytes) -> bool:
+    """``data`` starts like an OTLP ``ExportTraceServiceRequest``: field 1 with a length, then a
+    field of ``ResourceSpans`` (or an empty one)."""
+    if data[:1] != bytes((_RESOURCE_SPANS_TAG,)):
+        return False
+    found = _varint(data, 1)
+    if found is None:
+        return False
+    length, after = found
+    return length == 0 or (after < len(data) and data[after] in _RESOURCE_FIELDS)
+
+
+def protobuf_form(head: bytes) -> str | None:
+    """DETECT-TRACES: ``proto`` (one OTLP ``ExportTraceServiceRequest``), ``proto-stream`` (a size
+    in 4 bytes big-endian, then a request, as the Collector's file exporter writes) or None."""
+    from . import limits
+
+    if _request_start(head):
+        return "proto"
+    size = int.from_bytes(head[:4], "big")
+    if len(head) > 4 and 0 < size <= limits.max_line_bytes and _request_start(head[4:]):
+        return "proto-stream"
+    return None
+
+
+def _protobuf_traces(head: bytes) -> Detection | None:
+    """DETECT-TRACES: OTLP protobuf (the ``otel`` adapter reads both forms)."""
+    form = protobuf_form(head)
+    if form == "proto":
+        return Detection("otel", "OTLP protobuf: an ExportTraceServiceRequest (resource_spans)")
+    if form == "proto-stream":
+        return Detection(
+            "otel",
+            "OTLP protobuf: ExportTraceServiceRequests each after a 4-byte size "
+            "(the Collector's file exporter)",
+        )
+    return None
 
 
 def _trace_object(keys: set[str], text: str) -> Detection | None:
@@ -66,6 +124,10 @@ def _trace_object(keys: set[str], text: str) -> Detection | None:
         return Detection("agents", "JSON lines with 'object' and 'span_data' (Agents SDK trace export)")
     if "run_type" in keys and ({"trace_id", "dotted_order", "parent_run_id"} & keys):
         return Detection("langsmith", "JSON lines with 'run_type' and 'trace_id' (LangSmith runs)")
+    if {"info", "data"} <= keys and '"trace_id"' in text and "mlflow" in text:
+        return Detection("mlflow", "a JSON object with 'info' and 'data' (an MLflow trace, Trace.to_json())")
+    if "schema_version" in keys and "steps" in keys and "ATIF" in text:
+        return Detection("atif", "a JSON object with 'schema_version' ATIF and 'steps' (an ATIF trajectory)")
     return None
 
 
@@ -243,16 +305,26 @@ def detect_text(name: str, text: str, complete: bool = False) -> Detection:
         # decided from the keys the head holds, as a line or a document (an OTLP line too).
         keys = set(_top_level_keys(body))
         found = _trace_object(keys, text) or _line_keys(keys) or _document_object(keys) or _line_object(keys)
-    else:
-        found = _document_object(set(_top_level_keys(body)))
+    else:  # a JSON document over several lines (OTLP JSON as trace UIs download it, a log)
+        listed = _top_level_keys(body)
+        keys = set(listed)
+        found = _trace_object(keys, text) or _document_object(keys)
     if found is not None:
         return found
     _not_json(name, body, complete)
     raise InputError(
         name,
-        "is JSON, but of no format an adapter reads (records have 'outcome' or 'actions', chat lines "
-        "'messages', inspect logs 'eval', tau2 results 'simulations'); choose one with --adapter",
+        f"is JSON, but of no format an adapter reads (its keys: {_shown_keys(body, value)}; records "
+        "have 'outcome' or 'actions', chat lines 'messages', OTLP traces 'resourceSpans', inspect logs "
+        "'eval', tau2 results 'simulations'); choose one with --adapter",
     )
+
+
+def _shown_keys(body: str, value: object) -> str:
+    """DETECT-UNKNOWN: the first keys of the JSON object ``body`` starts with, for a refusal."""
+    keys = list(value) if isinstance(value, dict) else _top_level_keys(body)
+    shown = ", ".join(repr(str(k)) for k in keys[:8]) + (", ..." if len(keys) > 8 else "")
+    return shown or "none"
 
 
 def detect(path: str) -> Detection:
@@ -301,12 +373,17 @@ def detect(path: str) -> Detection:
             "is a BFCL score file (BFCL's own verdicts, not model output): score the result file "
             "BFCL_v<N>_<category>_result.json it was computed from",
         )
+    found = _protobuf_traces(head)
+    if found is not None:
+        return found
     try:
         text = head.decode("utf-8")
     except UnicodeDecodeError as exc:
         if exc.start < len(head) - 4:  # not just a character cut off at the end of the head
             raise InputError(
-                path, "is neither text nor a Parquet, ZIP (.eval) file: cannot tell its format"
+                path,
+                "is neither text nor a Parquet, ZIP (.eval) file or OTLP protobuf "
+                "(ExportTraceServiceRequest): cannot tell its format",
             ) from None
         text = head[: exc.start].decode("utf-8")
     return detect_text(path, text, complete=len(head) < HEAD_BYTES)

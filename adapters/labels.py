@@ -39,7 +39,18 @@ from .regex import Pattern, checked_pattern
 #: What a masked argument value becomes in the text the families are matched on (LABEL-MASK).
 MASK = "\u2039arg\u203a"
 #: Adapters whose rejections are labelled from text, and so accept ``--label-rules``.
-TEXT_LABELLED = ("chat", "inspect", "taubench", "toolsandbox", "otel", "openinference", "agents", "langsmith")
+TEXT_LABELLED = (
+    "chat",
+    "inspect",
+    "taubench",
+    "toolsandbox",
+    "otel",
+    "openinference",
+    "agents",
+    "langsmith",
+    "mlflow",
+    "atif",
+)
 _LABELS = {label.value: label for label in Label}
 
 

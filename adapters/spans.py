@@ -11,13 +11,15 @@ checks and label families (CHAT-TOOLS, CHAT-LABELS).
 
 from __future__ import annotations
 
+import io
 import json
 import operator
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from functools import lru_cache
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
 import attrs
 
@@ -121,6 +123,8 @@ class Span:
     agent: str | None = None
     values: dict[str, object] | None = None
     evaluations: tuple[Evaluation, ...] = ()
+    #: An MCP ``tools/call`` span (TRACE-MCP): a server's span under the client's is the same call.
+    mcp: bool = False
 
 
 @attrs.frozen(slots=True)
@@ -201,6 +205,22 @@ def _binary_lines(stream: IO[bytes], name: str) -> Iterator[tuple[int, bytes]]:
         yield number + 1, b"".join(pending)
 
 
+@contextmanager
+def trace_stream(path: str, expected: str) -> Iterator[IO[bytes]]:
+    """``path`` as a binary stream, decompressed when it is gzip or zstd (INPUT-COMPRESSED,
+    TRACE-GZIP): a stream that is cut off or corrupt is one error naming the file, raised where
+    it is read (adapters.inputs)."""
+    with reading(path, expected), open_binary(path, expected) as stream:  # HOSTILE-PSEUDO, HOSTILE-READ
+        yield stream
+
+
+def stream_lines(stream: IO[bytes], path: str) -> Iterator[tuple[str, bytes]]:
+    """``("FILE:LINE", bytes)`` of every non-blank line of a binary stream (HOSTILE-LINE)."""
+    for number, line in _binary_lines(stream, path):
+        if line and not line.isspace():  # not blank (no copy of the line, as strip() makes)
+            yield f"{path}:{number}", line
+
+
 def input_lines(path: str, expected: str) -> Iterator[tuple[str, bytes]]:
     """``("FILE:LINE", bytes)`` of every non-blank line of ``path`` (``-``: stdin), gzip or plain.
 
@@ -213,11 +233,68 @@ def input_lines(path: str, expected: str) -> Iterator[tuple[str, bytes]]:
             if text.strip():
                 yield f"<stdin>:{number}", text.encode("utf-8", "surrogatepass")
         return
-    # HOSTILE-PSEUDO, HOSTILE-READ; gzip and zstd are decompressed as read (INPUT-COMPRESSED, TRACE-GZIP)
-    with reading(path, expected), open_binary(path, expected) as stream:
-        for number, line in _binary_lines(stream, path):
-            if line and not line.isspace():  # not blank (no copy of the line, as strip() makes)
-                yield f"{path}:{number}", line
+    with trace_stream(path, expected) as stream:
+        yield from stream_lines(stream, path)
+
+
+def _whole_line(line: bytes) -> bool:
+    """The first non-blank line of a file is one whole JSON value (the file is JSON Lines)."""
+    try:
+        json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def json_documents(path: str, expected: str) -> Iterator[tuple[str, Any]]:
+    """``(place, value)`` of the JSON values of ``path``: one per line of JSON Lines (``FILE:LINE``),
+    or the file's one JSON document over several lines (``FILE``, read whole: at most the line
+    limit, HOSTILE-LINE); plain or gzip (TRACE-GZIP); ``-`` reads standard input."""
+    if path == STDIN:
+        limits.check_stdin()
+        text = sys.stdin.read(limits.max_line_bytes + 1)
+        data = text.encode("utf-8", "surrogatepass")
+        yield from _documents_of(data, "<stdin>", expected)
+        return
+    with trace_stream(path, expected) as stream:
+        data = stream.read(limits.max_line_bytes + 1)
+        if len(data) > limits.max_line_bytes:
+            first = data.lstrip().split(b"\n", 1)[0]
+            if not _whole_line(first):
+                raise limits.too_long(path, limits.max_line_bytes)
+            head = io.BytesIO(data)
+            rest = cast(IO[bytes], _Chain(head, stream))
+            for where, line in stream_lines(rest, path):
+                yield where, decode_line(where, line)
+            return
+    yield from _documents_of(data, path, expected)
+
+
+class _Chain(io.RawIOBase):
+    """Two binary streams read one after the other."""
+
+    def __init__(self, first: IO[bytes], second: IO[bytes]) -> None:
+        self._streams = [first, second]
+
+    def read(self, size: int = -1) -> bytes:
+        while self._streams:
+            data = self._streams[0].read(size)
+            if data:
+                return data
+            self._streams.pop(0)
+        return b""
+
+
+def _documents_of(data: bytes, path: str, expected: str) -> Iterator[tuple[str, Any]]:
+    body = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not body:
+        raise InputError(path, f"is empty: expected {expected}")
+    first = body.split(b"\n", 1)[0]
+    if _whole_line(first):
+        for where, line in stream_lines(io.BytesIO(data), path):
+            yield where, decode_line(where, line)
+        return
+    yield path, decode_line(path, body)
 
 
 def decode_line(where: str, line: bytes) -> Any:
@@ -416,6 +493,30 @@ def _single(arguments: object) -> str | None:
     return None
 
 
+def _one_per_mcp_call(spans: list[Span]) -> list[Span]:
+    """TRACE-MCP: an MCP ``tools/call`` span whose parent is an MCP ``tools/call`` span of the same
+    tool is the server's side of the client's call: one call, counted once. The client's span
+    stays (its failure, error text and result completed from the server's where it has none)."""
+    calls = {span.span: span for span in spans if span.mcp and span.kind == TOOL}
+    if not calls:
+        return spans
+    merged: dict[str, Span] = {}
+    served: set[str] = set()
+    for span in spans:
+        client = calls.get(span.parent) if span.mcp and span.parent is not None else None
+        if client is None or client.tool != span.tool or span.span not in calls:
+            continue
+        served.add(span.span)
+        done = merged.get(client.span, client)
+        merged[client.span] = attrs.evolve(
+            done,
+            failed=done.failed or span.failed,
+            error=done.error or span.error,
+            result=done.result if done.result is not None else span.result,
+        )
+    return [merged.get(span.span, span) for span in spans if span.span not in served]
+
+
 def _calls(spans: list[Span]) -> list[TraceCall]:
     """TRACE-ORDER: every tool span and every requested call no span answers, in call order.
 
@@ -425,6 +526,7 @@ def _calls(spans: list[Span]) -> list[TraceCall]:
     """
     requests: list[tuple[tuple[int, int, int], Requested, Span]] = []
     tools: list[tuple[int, Span]] = []  # (position in the trace, tool span)
+    spans = _one_per_mcp_call(spans)
     failures: list[str] = []  # the errors of the failed spans that are not tool spans
     for order, span in enumerate(spans):
         kind = span.kind
@@ -675,55 +777,6 @@ def trace_rollouts(
 
 
 # ---------------------------------------------------------------------------------------------
-# Results back into the tracing backend (TRACE-EVALUATIONS)
-
-
-def evaluation_events(rollout: Rollout) -> list[dict[str, Any]]:
-    """The ``gen_ai.evaluation.result`` events of one rollout: ``prefixexec.fed`` and
-    ``prefixexec.executable``, keyed by the trace id and the span they are about."""
-    meta = rollout.meta
-    trace = meta.get("trace_id")
-    if not isinstance(trace, str):
-        return []
-    outcome = rollout.outcome
-    spans = meta.get("action_spans")
-    root = meta.get("root_span")
-    failing = None
-    if not outcome.fully_executable and isinstance(spans, list) and outcome.fed <= len(spans):
-        failing = spans[outcome.fed - 1]
-    label = (
-        "executable" if outcome.fully_executable else (outcome.label.value if outcome.label else "unlabelled")
-    )
-    explanation = (
-        f"all {outcome.T} calls executable"
-        if outcome.fully_executable
-        else (outcome.reason or "not executable")
-    )
-    span = failing if isinstance(failing, str) else root
-    common = {"trace_id": trace, "span_id": span, "name": "gen_ai.evaluation.result"}
-    return [
-        {
-            **common,
-            "attributes": {
-                "gen_ai.evaluation.name": "prefixexec.fed",
-                "gen_ai.evaluation.score.value": outcome.fed,
-                "gen_ai.evaluation.score.label": label,
-                "gen_ai.evaluation.explanation": explanation,
-            },
-        },
-        {
-            **common,
-            "attributes": {
-                "gen_ai.evaluation.name": "prefixexec.executable",
-                "gen_ai.evaluation.score.value": 1 if outcome.fully_executable else 0,
-                "gen_ai.evaluation.score.label": "pass" if outcome.fully_executable else "fail",
-                "gen_ai.evaluation.explanation": explanation,
-            },
-        },
-    ]
-
-
-# ---------------------------------------------------------------------------------------------
 # The trace audit (AUDIT-TRACES): calls the adapter accepted are the gold; mutants must be
 # rejected as schema at the mutated call.
 
@@ -782,20 +835,3 @@ def audit_traces(
         ),
     )
     return run_audit(plan, seed_of(options))
-
-
-def write_evaluations(path: str, rollouts: Sequence[Rollout]) -> None:
-    """``score --emit-evaluations PATH``: the events of every rollout, one JSON object per line,
-    written atomically (HOSTILE-OUTPUT-*)."""
-    from pathlib import Path
-
-    from .files import atomic_path, output_directory
-
-    output_directory(path)
-    lines = [
-        json.dumps(event, ensure_ascii=False, sort_keys=True) + "\n"
-        for rollout in rollouts
-        for event in evaluation_events(rollout)
-    ]
-    with atomic_path(Path(path)) as tmp:
-        Path(tmp).write_text("".join(lines), encoding="utf-8")

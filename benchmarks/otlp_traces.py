@@ -102,7 +102,7 @@ def floor(path: Path) -> None:
 
 def spans_only(path: Path) -> None:
     """The reader alone: every span decoded and interpreted (no traces, no replay)."""
-    from prefixexec.adapters.otel.otlp import otlp_spans
+    from prefixexec.adapters.otel.forms import otlp_spans
     from prefixexec.adapters.otel.semantics import interpret
     from prefixexec.adapters.records import _collector_paused
 

@@ -193,7 +193,9 @@ def _add_score(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--emit-evaluations",
         metavar="PATH",
         help="traces: also write per rollout gen_ai.evaluation.result events (prefixexec.fed, "
-        "prefixexec.executable) keyed by trace and span id to PATH, JSONL (spec TRACE-EVALUATIONS)",
+        "prefixexec.executable) parented to the failing or root span, with the evaluator, signature and "
+        "rule-set hash, to PATH as OTLP logs: protobuf for .pb/.binpb, else OTLP JSON "
+        "(spec TRACE-EVALUATIONS)",
     )
     add_quiet_option(score)
 
@@ -441,6 +443,10 @@ def read_scored_input(
             "--emit-evaluations",
             f"only trace adapters ({', '.join(TRACE_ADAPTERS)}) have spans to key events by",
         )
+    if evaluations is not None:
+        from prefixexec.adapters.evaluations import check_evaluations_path
+
+        check_evaluations_path(evaluations)  # a protobuf output without its extra: before any input
     if path is not None:
         check_rollouts_path(path)
     rollouts = read_input(args)
@@ -490,6 +496,19 @@ def read_accumulators(
         if value is not None:
             raise InputError(flag, "only applies with --engine dask")
     return accumulate_input(args.adapter, args.files, options, on_rows)
+
+
+def evaluation_rules(args: argparse.Namespace) -> str:
+    """TRACE-EVALUATIONS: the hash of the rule set that labelled the failures of this run."""
+    from prefixexec.adapters.evaluations import rule_set_hash
+
+    rules = getattr(args, "label_rules", None)
+    digest = ""
+    if rules is not None:
+        from prefixexec.adapters.labels import file_digest
+
+        digest = file_digest(rules)
+    return rule_set_hash(digest, getattr(args, "error_pattern", None))
 
 
 def signature_of(args: argparse.Namespace) -> Signature:
@@ -639,7 +658,7 @@ def read_input(args: argparse.Namespace) -> list[Rollout]:
 #: Which adapters each adapter option affects; given with any other adapter it is an error
 #: (CLI-NO-EFFECT): an option that cannot change the numbers must not be silently ignored.
 #: The trace adapters (TRACE-*): they take --task-attr, --success-attr, --error-pattern too.
-TRACE_ADAPTERS = ("agents", "langsmith", "openinference", "otel")
+TRACE_ADAPTERS = ("agents", "atif", "langsmith", "mlflow", "openinference", "otel")
 OPTION_ADAPTERS: dict[str, tuple[str, ...]] = {
     "model": ("bfcl", "chat", "inspect", "taubench", "toolsandbox", *TRACE_ADAPTERS),
     "method": ("bfcl", "chat", "inspect", "taubench", "toolsandbox", *TRACE_ADAPTERS),
@@ -723,9 +742,10 @@ def _score(args: argparse.Namespace) -> int:
     _write(text, args.output, args)
     write_rollout_rows(args, rollouts)
     if getattr(args, "emit_evaluations", None) is not None and rollouts is not None:
-        from prefixexec.adapters.spans import write_evaluations
+        from prefixexec.adapters.evaluations import Provenance, write_evaluations
 
-        write_evaluations(args.emit_evaluations, rollouts)
+        provenance = Provenance(__version__, str(signature), evaluation_rules(args))
+        write_evaluations(args.emit_evaluations, rollouts, provenance)
     return EXIT_OK
 
 

@@ -260,8 +260,8 @@ def test_command_finds_each_adapters_audit(capsys: pytest.CaptureFixture[str]) -
     from prefixexec.commands.audit import auditable, find_audit
 
     assert auditable() == [
-        "agents", "bfcl", "chat", "inspect", "langsmith", "openinference", "otel", "records", "taubench",
-        "toolsandbox",
+        "agents", "atif", "bfcl", "chat", "inspect", "langsmith", "mlflow", "openinference", "otel",
+        "records", "taubench", "toolsandbox",
     ]
     # inspect's module is inspect_logs: its audit is found through the registry's field.
     assert ADAPTERS["inspect"].audit is not None and find_audit("inspect") is ADAPTERS["inspect"].audit
@@ -306,7 +306,10 @@ def test_adapters_without_an_audit(adapter: str, capsys: pytest.CaptureFixture[s
     assert code == 2 and out.rstrip().endswith("Result: NOTHING CHECKED")
     assert "Checked:\n  - nothing" in out and "Not checked:\n  - everything: " in out
     assert "this adapter has no audit" in err
-    listed = "agents, bfcl, chat, inspect, langsmith, openinference, otel, records, taubench, toolsandbox"
+    listed = (
+        "agents, atif, bfcl, chat, inspect, langsmith, mlflow, openinference, otel, records, taubench, "
+        "toolsandbox"
+    )
     assert f"adapters with an audit: {listed}" in err
     code, document = audit_json(["audit", "--adapter", adapter], capsys)
     assert code == 2 and document["status"] == "nothing-checked" and document["checked"] == []

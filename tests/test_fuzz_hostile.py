@@ -114,6 +114,15 @@ SEEDS: dict[str, tuple[str, str]] = {
             ("langsmith", "langgraph-langsmith.jsonl", 6),
         )
     },
+    # TRACE-OTLP-DOCUMENT, TRACE-MLFLOW, TRACE-ATIF: one pretty document each (issue 39): the OTLP
+    # document of tests/data/traces-otlp, an MLflow trace and an ATIF trajectory of
+    # tests/data/traces-mlflow and traces-atif
+    "otel-document": (
+        "trace.json",
+        json.dumps(json.loads((DATA / "traces-otlp" / "genai-pretty.json").read_text()), indent=1),
+    ),
+    "mlflow": ("trace.json", (DATA / "traces-mlflow" / "mlflow-recovered.json").read_text(encoding="utf-8")),
+    "atif": ("trajectory.json", (DATA / "traces-atif" / "atif-recovered.json").read_text(encoding="utf-8")),
     # HOSTILE-BFCL-COST: numbers the model chose, in a task whose classes compute with them.
     "bfcl-math": (
         "result/m/multi_turn/BFCL_v4_multi_turn_base_result.json",

@@ -434,7 +434,7 @@ LABEL_NAMES = "schema, dependency, precondition, state_consistency, information"
         (
             '[[nope]]\npattern = "x"\nlabel = "schema"\n',
             "unknown adapter 'nope' in the label rules (known: chat, inspect, taubench, toolsandbox, otel, "
-            "openinference, agents, langsmith)",
+            "openinference, agents, langsmith, mlflow, atif)",
         ),
         ("chat = 3\n", "[chat] must be an array of tables ([[chat]]), one per rule"),
         (
@@ -473,7 +473,7 @@ def test_unreadable_rule_files_name_the_file(tmp_path: Path) -> None:
         "--label-rules",
         "the bfcl adapter does not label calls from message text "
         "(label rules apply to: chat, inspect, taubench, toolsandbox, otel, openinference, agents, "
-        "langsmith)",
+        "langsmith, mlflow, atif)",
     )
 
 

@@ -596,7 +596,8 @@ def test_any_input_is_rollouts_or_one_input_error(
 def test_wrong_adapters_name_the_right_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path / "t.jsonl", [root(), tool("t", "r", 1200, "a", "c", {})])
     err = one_error(["score", "--adapter", "records", path], capsys)
-    assert "looks like OpenTelemetry GenAI traces (OTLP JSON Lines)" in err and "use --adapter otel" in err
+    assert "looks like OpenTelemetry GenAI traces (OTLP JSON Lines, JSON or protobuf)" in err
+    assert "use --adapter otel" in err
     chat = tmp_path / "chat.jsonl"
     chat.write_text(
         json.dumps({"task_id": 1, "success": True, "messages": [], "tools": []}) + "\n", encoding="utf-8"

@@ -222,12 +222,24 @@ def test_explain_names_the_span_that_failed_and_why(capsys: pytest.CaptureFixtur
     assert "T = 1  FED = 1" in out
 
 
+def _log_records(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """The log records of an OTLP JSON ExportLogsServiceRequest, attributes as a dict."""
+    out = []
+    for resource in document["resourceLogs"]:
+        for scope in resource["scopeLogs"]:
+            for record in scope["logRecords"]:
+                attrs = {a["key"]: next(iter(a["value"].values())) for a in record["attributes"]}
+                out.append({**record, "attributes": attrs})
+    return out
+
+
 @pytest.mark.spec("TRACE-REAL", "TRACE-EVALUATIONS")
 def test_emitted_evaluations_go_back_to_the_spans(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = DATA / "agents-sdk.jsonl"
-    out = tmp_path / "evaluations.jsonl"
+    out = tmp_path / "evaluations.json"
     assert main(["score", "--quiet", "--bootstrap", "0", "--emit-evaluations", str(out), str(path)]) == 0
-    events = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    (line,) = out.read_text(encoding="utf-8").splitlines()  # one OTLP JSON document on one line
+    events = _log_records(json.loads(line))
     records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     group = {r["id"]: r["group_id"] for r in records if r["object"] == "trace"}
     first_failed: dict[str, str] = {}
@@ -237,19 +249,23 @@ def test_emitted_evaluations_go_back_to_the_spans(tmp_path: Path, capsys: pytest
     assert len(events) == 2 * len(SCENARIOS)
     for event in events:
         attrs = event["attributes"]
-        scenario = group[event["trace_id"]]
+        trace = attrs["prefixexec.trace_id"]
+        scenario = group[trace]
         T, fed, label, *_ = SCENARIOS[scenario]
-        assert event["name"] == "gen_ai.evaluation.result"
+        assert event["eventName"] == "gen_ai.evaluation.result"
+        # the Agents SDK's ids ("trace_" + 32 hex digits; "span_" + 24) as OTLP ids where they are ones
+        assert event["traceId"] == trace.removeprefix("trace_") and "spanId" not in event
+        assert attrs["prefixexec.evaluator.name"] == "prefixexec" and attrs["prefixexec.fed"] == str(fed)
+        assert attrs["prefixexec.signature"].startswith("prefixexec:") and attrs["prefixexec.rule_set.hash"]
         if attrs["gen_ai.evaluation.name"] == "prefixexec.fed":
             assert attrs["gen_ai.evaluation.score.value"] == fed
             assert attrs["gen_ai.evaluation.score.label"] == (label or "executable")
         else:
             assert attrs["gen_ai.evaluation.name"] == "prefixexec.executable"
             assert attrs["gen_ai.evaluation.score.value"] == (1 if fed == T + 1 else 0)
-        if event["trace_id"] in first_failed:  # the span the verdict is about
-            assert event["span_id"] == first_failed[event["trace_id"]]
-            assert "span " + first_failed[event["trace_id"]] in attrs["gen_ai.evaluation.explanation"]
-
+        if trace in first_failed:  # the span the verdict is about
+            assert attrs["prefixexec.span_id"] == first_failed[trace]
+            assert "span " + first_failed[trace] in attrs["gen_ai.evaluation.explanation"]
 
 @pytest.mark.spec("TRACE-GZIP", "DETECT-TRACES")
 def test_gzip_otlp_reads_like_the_plain_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

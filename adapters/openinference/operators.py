@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..otel.otlp import otlp_spans
+from ..otel.forms import otlp_spans
 from ..spans import AUDIT_OPERATORS, audit_traces
 from .semantics import interpret
 

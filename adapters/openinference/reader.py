@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from prefixexec.kernel import Rollout
 
-from ..otel.otlp import otlp_spans
+from ..otel.forms import otlp_spans
 from ..spans import read_traces, trace_options
 from .semantics import interpret
 

@@ -4,8 +4,8 @@ spans the calls. The OTLP container (:mod:`.otlp`) is shared with the OpenInfere
 
 from __future__ import annotations
 
+from .forms import otlp_spans
 from .operators import AUDIT_OPERATORS, audit
-from .otlp import otlp_spans
 from .reader import DATASET, read
 from .semantics import SEMANTICS, interpret, requested_calls, tool_definitions
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..spans import AUDIT_OPERATORS, audit_traces
-from .otlp import otlp_spans
+from .forms import otlp_spans
 from .semantics import interpret
 
 if TYPE_CHECKING:

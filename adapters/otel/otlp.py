@@ -1,18 +1,19 @@
-"""The OTLP JSON container (OTLP JSON Lines: one ``{"resourceSpans": [...]}`` document per line), decoded
-with typed msgspec structs: the shared input of the ``otel`` and ``openinference`` adapters
-(spec: TRACE-OTLP)."""
+"""The OTLP JSON container (``{"resourceSpans": [...]}``), decoded with typed msgspec structs: the
+shared input of the ``otel`` and ``openinference`` adapters (spec: TRACE-OTLP); the forms of a file
+(JSON Lines, JSON documents, protobuf) are told apart and read in :mod:`.forms`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+import functools
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cache
 
 import msgspec
 
 from ..errors import InputError
-from ..spans import OTHER, Span, input_lines
+from ..spans import OTHER, Span
 
-EXPECTED = "an OTLP JSON Lines file of resourceSpans"
+EXPECTED = "an OTLP file of resourceSpans (JSON Lines, JSON or protobuf)"
 
 
 class ArrayValue(msgspec.Struct, gc=False):
@@ -136,29 +137,28 @@ def failed(status: Status | None) -> bool:
 Interpret = Callable[[str, OtlpSpan, dict[str, object]], Span]
 
 
-def otlp_spans(paths: Sequence[str], interpret: Interpret) -> Iterator[Span]:
-    """Every span of the OTLP JSON Lines files ``paths`` (plain or gzip), interpreted.
+def line_spans(lines: Iterable[tuple[str, bytes]], interpret: Interpret) -> Iterator[Span]:
+    """TRACE-OTLP: the spans of OTLP JSON Lines.
 
     Refused with one error naming the line: a line that is not JSON (a truncated line), not an
     object with ``resourceSpans``, a span without a trace id or span id (TRACE-STRUCTURE).
     """
     decoder = _decoder()
-    for path in paths:
-        for where, line in input_lines(path, EXPECTED):
-            try:
-                document = decoder.decode(line)
-            except msgspec.ValidationError as exc:
-                raise InputError(where, f"not an OTLP span document: {exc}") from None
-            except msgspec.DecodeError as exc:
-                raise InputError(where, f"not valid JSON ({exc}; a truncated line?)") from None
-            if document.resourceSpans is None:
-                raise InputError(where, "expected an OTLP JSON object with 'resourceSpans'")
-            for resource_spans in document.resourceSpans:
-                for scope in resource_spans.scopeSpans:
-                    for span in scope.spans:
-                        if not span.traceId or not span.spanId:
-                            _without_id(where, document, span)
-                        yield interpret(where, span, attributes(span.attributes))
+    for where, line in lines:
+        try:
+            document = decoder.decode(line)
+        except msgspec.ValidationError as exc:
+            raise InputError(where, f"not an OTLP span document: {exc}") from None
+        except msgspec.DecodeError as exc:
+            raise InputError(where, f"not valid JSON ({exc}; a truncated line?)") from None
+        if document.resourceSpans is None:
+            raise InputError(where, "expected an OTLP JSON object with 'resourceSpans'")
+        for resource_spans in document.resourceSpans:
+            for scope in resource_spans.scopeSpans:
+                for span in scope.spans:
+                    if not span.traceId or not span.spanId:
+                        _without_id(where, document, span)
+                    yield interpret(where, span, attributes(span.attributes))
 
 
 def _without_id(where: str, document: Document, span: OtlpSpan) -> None:
@@ -169,8 +169,19 @@ def _without_id(where: str, document: Document, span: OtlpSpan) -> None:
             for n, candidate in enumerate(scope.spans):
                 if candidate is span:
                     where = f"{where}: resourceSpans[{r}].scopeSpans[{s}].spans[{n}]"
+    without_id(where, span)
+
+
+def without_id(where: str, span: OtlpSpan) -> None:
+    """TRACE-STRUCTURE: a span without its trace or span id is refused, naming its place."""
     missing = "traceId" if not span.traceId else "spanId"
     raise InputError(where, f"span {span.name!r} has no {missing} (TRACE-STRUCTURE)")
+
+
+@cache
+def span_decoder() -> Callable[[object], OtlpSpan]:
+    """A decoded JSON span (dicts and lists) checked and converted to :class:`OtlpSpan`."""
+    return functools.partial(msgspec.convert, type=OtlpSpan)
 
 
 def base_span(where: str, span: OtlpSpan, failed: bool, error: str, values: dict[str, object] | None) -> Span:

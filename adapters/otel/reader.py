@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from prefixexec.kernel import Rollout
 
 from ..spans import read_traces, trace_options
-from .otlp import otlp_spans
+from .forms import otlp_spans
 from .semantics import interpret
 
 if TYPE_CHECKING:

@@ -22,6 +22,8 @@ from .pyliteral import literal
 
 MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
 AGENT_OPERATIONS = frozenset({"invoke_agent", "create_agent"})
+#: TRACE-MCP: ``error.type`` of an MCP ``tools/call`` whose result has ``isError: true``.
+MCP_TOOL_ERROR = "tool_error"
 #: The longest Python-literal text read by TRACE-OTEL-REPR (larger: not read).
 REPR_LIMIT = 1 << 20
 
@@ -188,17 +190,25 @@ def interpret(keys: frozenset[str]) -> Any:
         out = base_span(where, span, is_failed, error, kept(values, keys))
         if span.events:
             out.evaluations = evaluations(span.events, out.start)
-        if operation == "execute_tool":
+        mcp = values.get("mcp.method.name") == "tools/call"
+        if operation == "execute_tool" or mcp:
             out.kind = TOOL
             name = values.get("gen_ai.tool.name")
             out.tool = (
-                name if isinstance(name, str) and name else span.name.removeprefix("execute_tool ").strip()
+                name
+                if isinstance(name, str) and name
+                else span.name.removeprefix("execute_tool ").removeprefix("tools/call ").strip()
             )
             call_id = values.get("gen_ai.tool.call.id")
             out.call_id = call_id if isinstance(call_id, str) and call_id else None
             out.arguments = values.get("gen_ai.tool.call.arguments")
             result = values.get("gen_ai.tool.call.result")
             out.result = None if result is None else text_of(result)
+            if mcp:
+                out.mcp = True
+                if values.get("error.type") == MCP_TOOL_ERROR and out.result:
+                    # TRACE-MCP: a CallToolResult with isError: the tool's own text is the error
+                    out.error = out.result
         elif operation in MODEL_OPERATIONS:
             out.kind = LLM
             model = values.get("gen_ai.response.model") or values.get("gen_ai.request.model")

@@ -1,0 +1,180 @@
+"""OTLP protobuf trace files (spec: TRACE-OTLP-PROTOBUF): one ``ExportTraceServiceRequest`` (what
+OTLP/HTTP carries, and a ``.pb`` file saved from it), or a stream of them each preceded by its size
+in 4 bytes, big-endian (the Collector's ``file`` exporter with ``format: proto``).
+
+Decoded with the OpenTelemetry project's own classes (``opentelemetry-proto``, the extra
+``prefix-executability[otlp]``), imported only when a protobuf file is read; nothing here
+parses the wire format beyond the 4-byte sizes of the stream (and, to tell the form from a file's
+first bytes, its first field's tag). A message of the stream is decoded on its own: memory holds
+one message (at most the line limit, HOSTILE-LINE); a single-message file is decoded whole, as
+protobuf decodes a message (at most the line limit too).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from .. import limits
+from ..errors import InputError
+from .otlp import AnyValue, ArrayValue, Event, KeyValue, KeyValueList, OtlpSpan, Status
+
+if TYPE_CHECKING:
+    from ..spans import Span
+    from .otlp import Interpret
+
+#: What a missing ``opentelemetry-proto`` is told (one line).
+INSTALL = "reading OTLP protobuf needs opentelemetry-proto: pip install 'prefix-executability[otlp]'"
+
+
+def _classes() -> Any:
+    import importlib
+
+    try:
+        module = importlib.import_module("opentelemetry.proto.collector.trace.v1.trace_service_pb2")
+    except ImportError:
+        return None
+    return module.ExportTraceServiceRequest
+
+
+def request_class(where: str) -> Any:
+    """``ExportTraceServiceRequest``, or the one-line install hint naming ``where``."""
+    found = _classes()
+    if found is None:
+        raise InputError(where, INSTALL)
+    return found
+
+
+def any_value(value: Any) -> object:
+    """An ``AnyValue`` message as a Python value (as :func:`.otlp.value_of` reads the JSON form)."""
+    kind = value.WhichOneof("value")
+    if kind == "string_value":
+        return value.string_value
+    if kind == "bool_value":
+        return value.bool_value
+    if kind == "int_value":
+        return value.int_value
+    if kind == "double_value":
+        return value.double_value
+    if kind == "array_value":
+        return [any_value(v) for v in value.array_value.values]
+    if kind == "kvlist_value":
+        return {kv.key: any_value(kv.value) for kv in value.kvlist_value.values}
+    if kind == "bytes_value":
+        return value.bytes_value.hex()
+    return None
+
+
+def _struct_value(value: object) -> AnyValue:
+    """A Python attribute value as the JSON form's struct (for events, read by the JSON code)."""
+    if isinstance(value, str):
+        return AnyValue(stringValue=value)
+    if isinstance(value, bool):
+        return AnyValue(boolValue=value)
+    if isinstance(value, int):
+        return AnyValue(intValue=value)
+    if isinstance(value, float):
+        return AnyValue(doubleValue=value)
+    if isinstance(value, list):
+        return AnyValue(arrayValue=ArrayValue([_struct_value(v) for v in value]))
+    if isinstance(value, dict):
+        return AnyValue(kvlistValue=KeyValueList([KeyValue(k, _struct_value(v)) for k, v in value.items()]))
+    return AnyValue()
+
+
+def _events(events: Any) -> list[Event]:
+    return [
+        Event(
+            event.name,
+            event.time_unix_nano,
+            [KeyValue(kv.key, _struct_value(any_value(kv.value))) for kv in event.attributes],
+        )
+        for event in events
+    ]
+
+
+def _spans(request: Any, where: str, interpret: Interpret) -> Iterator[Span]:
+    from .otlp import without_id
+
+    for resource_spans in request.resource_spans:
+        for scope in resource_spans.scope_spans:
+            for span in scope.spans:
+                status = span.status
+                converted = OtlpSpan(
+                    span.trace_id.hex(),
+                    span.span_id.hex(),
+                    span.parent_span_id.hex() or None,
+                    span.name,
+                    span.start_time_unix_nano or None,
+                    span.end_time_unix_nano or None,
+                    [],
+                    _events(span.events) if span.events else [],
+                    Status(status.code, status.message or None) if status.code else None,
+                )
+                if not converted.traceId or not converted.spanId:
+                    without_id(where, converted)
+                # most values are non-empty strings: read without asking which field is set
+                values = {kv.key: v.string_value or any_value(v) for kv in span.attributes if (v := kv.value)}
+                yield interpret(where, converted, values)
+
+
+def _parse(cls: Any, data: bytes, where: str) -> Any:
+    from google.protobuf.message import DecodeError
+
+    try:
+        return cls.FromString(data)
+    except DecodeError as exc:
+        raise InputError(where, f"not an OTLP ExportTraceServiceRequest ({exc}; a truncated file?)") from None
+    except RecursionError:
+        raise limits.too_deep(where) from None
+
+
+def _exactly(read: Callable[[int], bytes], size: int) -> bytes:
+    """``size`` bytes (fewer only at the end of the input: a stream may return less at a time)."""
+    data = read(size)
+    if len(data) == size or not data:
+        return data
+    parts = [data]
+    got = len(data)
+    while got < size:
+        more = read(size - got)
+        if not more:
+            break
+        parts.append(more)
+        got += len(more)
+    return b"".join(parts)
+
+
+def protobuf_spans(
+    read: Callable[[int], bytes], path: str, interpret: Interpret, stream: bool
+) -> Iterator[Span]:
+    """TRACE-OTLP-PROTOBUF: every span of a protobuf file (``stream``: 4-byte sizes between
+    messages), interpreted; a message cut off, too large or not of the schema is one error naming
+    the file and the message."""
+    cls = request_class(path)
+    limit = limits.max_line_bytes
+    if not stream:
+        data = _exactly(read, limit + 1)
+        if len(data) > limit:
+            raise limits.too_long(path, limit)
+        yield from _spans(_parse(cls, data, path), path, interpret)
+        return
+    number = offset = 0
+    while True:
+        size_bytes = _exactly(read, 4)
+        if not size_bytes:
+            return
+        number += 1
+        where = f"{path}: message {number} (byte {offset})"
+        if len(size_bytes) < 4:
+            raise InputError(where, "the file ends inside a message size (a truncated file?)")
+        size = int.from_bytes(size_bytes, "big")
+        if size > limit:
+            raise limits.too_long(where, limit)
+        data = _exactly(read, size)
+        if len(data) < size:
+            raise InputError(
+                where, f"the message is cut off: {len(data)} of {size} bytes (a truncated file?)"
+            )
+        offset += 4 + size
+        yield from _spans(_parse(cls, data, where), where, interpret)
