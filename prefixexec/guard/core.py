@@ -460,9 +460,10 @@ class Guard:
         self._stream.flush()
 
     def finish(self, pending: Pending, result: object, *, is_error: bool = False, error: str = "") -> None:
-        """Record a call that ran: its MCP result (a ``CallToolResult`` mapping or a text) and
-        whether it failed; ``error`` says why when it never answered (a crash, a timeout)."""
+        """Record a call that ran: its MCP result (a ``CallToolResult`` mapping, failed when its
+        ``isError`` is true, or a text) and whether it failed; ``error`` says why when it never answered (a crash, a timeout)."""
         text = result if isinstance(result, str) else _result_text(result)
+        is_error = is_error or (isinstance(result, Mapping) and result.get("isError") is True)
         with self._lock:
             self._record(pending, text, is_error or bool(error), error)
 
