@@ -177,9 +177,7 @@ class _Calls:
         guard = self.guard
         if isinstance(action, NoToolAction):
             return Accepted(state + 1)  # TRACE-NOTOOL
-        call = guard._calls[state]
-        task = TraceTask(guard.trace_id, (call,), guard._tools, None, guard.label_rules)
-        result = TRACE_SEMANTICS.step((task, 0), call.action)
+        result = guard._own(guard._calls[state])
         if isinstance(result, Rejected):
             return result
         return Accepted(state + 1, result.observation)
@@ -433,16 +431,20 @@ class Guard:
         self._calls.append(call)
         verdict = self.monitor.commit(call.action)
         self._flush_span(span)
-        if verdict.executable:
+        # the call's own verdict (the prefix may already have failed, MON-AFTER-FAILURE)
+        if decision.forward and isinstance(self._own(call), Accepted):
             self._succeeded.add(decision.name)
             self._seen.append(result)
         self.verdicts.append((decision, verdict))
 
+    def _own(self, call: TraceCall) -> Accepted[tuple[TraceTask, int]] | Rejected:
+        """The trace semantics' verdict on one call on its own (TRACE-EXEC)."""
+        task = TraceTask(self.trace_id, (call,), self._tools, None, self.label_rules)
+        return TRACE_SEMANTICS.step((task, 0), call.action)
+
     def _own_label(self, pending: Pending, result: str) -> Label | None:
         """The label the trace semantics gives a blocked call's span on its own (TRACE-EXEC)."""
-        call = span_call(_read(self._tool_span(pending, result, True, result, None)), None)
-        task = TraceTask(self.trace_id, (call,), self._tools, None, self.label_rules)
-        judged = TRACE_SEMANTICS.step((task, 0), call.action)
+        judged = self._own(span_call(_read(self._tool_span(pending, result, True, result, None)), None))
         return judged.label if isinstance(judged, Rejected) else None
 
     def _flush_span(self, span: dict[str, Any]) -> None:

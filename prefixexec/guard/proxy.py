@@ -93,6 +93,11 @@ class Proxy:
         self.stale = True
         self.own = 0
         self.closing = threading.Event()
+        self.ending = False
+        #: Answers forwarded to the client but not yet recorded: a call waits for them, so that its
+        #: checks see every earlier result (the client may send it as soon as it has the answer).
+        self.recording = 0
+        self.recorded = threading.Condition()
         self.server: subprocess.Popen[bytes] | None = None
 
     # --- writing ----------------------------------------------------------------------------
@@ -154,6 +159,7 @@ class Proxy:
         :data:`GRACE` seconds, stop it, record the calls still open."""
         server = self.server
         assert server is not None
+        self.ending = True
         with self.in_lock:
             try:
                 if server.stdin is not None:
@@ -281,6 +287,8 @@ class Proxy:
         arguments = params.get("arguments", {})
         if self.stale:
             self.list_tools()
+        with self.recorded:
+            self.recorded.wait_for(lambda: self.recording == 0)
         request_id = message["id"]
         pending = self.guard.begin(name if isinstance(name, str) else json.dumps(name), arguments, str(request_id))
         if pending.decision.blocked:
@@ -330,8 +338,11 @@ class Proxy:
                 self.from_server(line)
         status = server.wait()
         why = f"the MCP server exited with status {status}"
-        self.server_gone = "" if self.closing.is_set() else why
-        self.fail_open(why, tell=not self.closing.is_set())
+        if self.ending:  # the client left first: the server exiting is how a session ends
+            self.server_gone = ""
+            return
+        self.server_gone = why
+        self.fail_open(why)
 
     def from_server(self, line: bytes) -> None:
         try:
@@ -359,17 +370,24 @@ class Proxy:
             assert entry.done is not None
             entry.done.set()
             return
-        self.to_client(line)  # byte for byte, before anything is recorded
-        result = message.get("result")
-        if entry.pending is not None:
-            if "error" in message or not isinstance(result, dict):
-                error = message.get("error")
-                said = error.get("message") if isinstance(error, dict) else error
-                self.guard.finish(entry.pending, "", error=f"JSON-RPC error: {said}")
-            else:
-                self.guard.finish(entry.pending, result, is_error=result.get("isError") is True)
-        elif isinstance(result, dict) and "tools" not in result:
-            self.guard.observe(json.dumps(result, ensure_ascii=False))
+        with self.recorded:
+            self.recording += 1
+        try:
+            self.to_client(line)  # byte for byte, before anything is recorded
+            result = message.get("result")
+            if entry.pending is not None:
+                if "error" in message or not isinstance(result, dict):
+                    error = message.get("error")
+                    said = error.get("message") if isinstance(error, dict) else error
+                    self.guard.finish(entry.pending, "", error=f"JSON-RPC error: {said}")
+                else:
+                    self.guard.finish(entry.pending, result, is_error=result.get("isError") is True)
+            elif isinstance(result, dict) and "tools" not in result:
+                self.guard.observe(json.dumps(result, ensure_ascii=False))
+        finally:
+            with self.recorded:
+                self.recording -= 1
+                self.recorded.notify_all()
 
 
 def serve(guard: Guard, options: ProxyOptions, client_in: IO[bytes] | None = None, client_out: IO[bytes] | None = None) -> int:

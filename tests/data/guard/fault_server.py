@@ -7,8 +7,8 @@ then answers nothing.
 
 from __future__ import annotations
 
+import asyncio
 import os
-import time
 
 from mcp.server.fastmcp import FastMCP
 
@@ -28,17 +28,17 @@ def crash() -> str:
 
 
 @server.tool()
-def hang() -> str:
-    """Never answer."""
-    time.sleep(3600)
+async def hang() -> str:
+    """Never answer (other requests are still served)."""
+    await asyncio.sleep(3600)
     return "late"
 
 
 @server.tool()
-def garbage() -> str:
+async def garbage() -> str:
     """Write garbage on stdout, then never answer."""
     os.write(1, b"this is not JSON-RPC\n")
-    time.sleep(3600)
+    await asyncio.sleep(3600)
     return "late"
 
 
