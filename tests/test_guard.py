@@ -53,10 +53,23 @@ def readback(trace: str, tmp_path: Path, *extra: str) -> dict[str, Any]:
     path = tmp_path / "trace.jsonl"
     path.write_text(trace, encoding="utf-8")
     done = subprocess.run(
-        [sys.executable, "-m", "prefixexec", "explain", "--adapter", "otel", "--success-attr", "@ok", "--json",
-         str(path), *extra],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "prefixexec",
+            "explain",
+            "--adapter",
+            "otel",
+            "--success-attr",
+            "@ok",
+            "--json",
+            str(path),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     (line,) = done.stdout.splitlines()
     row: dict[str, Any] = json.loads(line)
     return row
@@ -106,7 +119,9 @@ def test_which_arguments_are_checked(tmp_path: Path) -> None:
     assert ruled.check("cancel", {"order_id": "X1", "reason": "late"}).forward
     blocked = ruled.check("cancel", {"order_id": "X1", "reason": "changed mind"})
     assert blocked.rule == "GUARD-PROVENANCE" and "reason" in str(blocked.reason)
-    assert ruled.check("get_order", {"order_id": "X1"}).rule == "GUARD-PROVENANCE"  # the exemption is per tool
+    assert (
+        ruled.check("get_order", {"order_id": "X1"}).rule == "GUARD-PROVENANCE"
+    )  # the exemption is per tool
 
 
 @pytest.mark.spec("GUARD-REQUIRES", "GUARD-ARGUMENT", "GUARD-RULES-FILE")
@@ -114,7 +129,8 @@ def test_precondition_rules_from_toml(tmp_path: Path) -> None:
     path = rules_file(
         tmp_path,
         '[[requires]]\ntool = "cancel"\nafter = "list_orders"\n'
-        '[[argument]]\ntool = "cancel"\nargument = "reason"\npattern = "^[a-z ]+$"\nlabel = "state_consistency"\n',
+        '[[argument]]\ntool = "cancel"\nargument = "reason"\npattern = "^[a-z ]+$"\n'
+        'label = "state_consistency"\n',
     )
     guard = Guard(TOOLS, rules=load_guard_rules(path, id_keys=False))
     first = guard.check("cancel", {"order_id": "W1", "reason": "Bad!"})
@@ -158,9 +174,22 @@ def test_a_bad_rules_file_is_one_error_line(tmp_path: Path, text: str, message: 
         load_guard_rules(path)
     assert message in str(caught.value) and path in str(caught.value)
     done = subprocess.run(
-        [sys.executable, "-m", "prefixexec", "guard", "--rules", path, "--", sys.executable, "-c", "raise SystemExit(9)"],
-        capture_output=True, text=True, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "prefixexec",
+            "guard",
+            "--rules",
+            path,
+            "--",
+            sys.executable,
+            "-c",
+            "raise SystemExit(9)",
+        ],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
     assert done.returncode == 2 and done.stdout == ""
     assert len(done.stderr.splitlines()) == 1 and message in done.stderr and "Traceback" not in done.stderr
 
@@ -173,8 +202,10 @@ def test_no_server_command_is_a_usage_error() -> None:
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "no server command" in done.stderr
     missing = subprocess.run(
         [sys.executable, "-m", "prefixexec", "guard", "--", "/nonexistent/mcp-server"],
-        capture_output=True, text=True, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
     assert missing.returncode == 2 and "cannot start the MCP server" in missing.stderr
     assert missing.stderr.count("\n") == 1
 
@@ -183,11 +214,15 @@ def test_no_server_command_is_a_usage_error() -> None:
 @pytest.mark.spec("GUARD-REASON")
 def test_each_phrase_reads_as_its_label_and_no_label_before_it(label: Label) -> None:
     # the families of TRACE-LABELS (chat and trace families) on the text the trace holds
-    for text in (reason_text(Violation("GUARD-X", label, "argument 'k' = 'v'")),
-                 reason_text(Violation("GUARD-X", label, "d"), with_detail=False)):  # fmt: skip
+    for text in (
+        reason_text(Violation("GUARD-X", label, "argument 'k' = 'v'")),
+        reason_text(Violation("GUARD-X", label, "d"), with_detail=False),
+    ):
         found = trace_labels(f"{text}; error.type tool_error\n{text}", {"k": "v"}, load_label_rules_none())
         assert primary_label(found) is label, (text, found)
-        assert PHRASES[label] in text and text.startswith(f"blocked by prefixexec guard: GUARD-X ({label.value})")
+        assert PHRASES[label] in text and text.startswith(
+            f"blocked by prefixexec guard: GUARD-X ({label.value})"
+        )
 
 
 def load_label_rules_none() -> Any:
@@ -204,7 +239,10 @@ def test_a_detail_read_as_another_label_is_left_out(tmp_path: Path) -> None:
     # the argument's name holds "conflict" (state_consistency, before information)
     ok, reason = guard.run("merge", {"conflict_id": "C-17"}, lambda **_: "merged")
     assert not ok
-    assert reason == "blocked by prefixexec guard: GUARD-PROVENANCE (information): could not resolve where it came from"
+    assert (
+        reason
+        == "blocked by prefixexec guard: GUARD-PROVENANCE (information): could not resolve where it came from"
+    )
     outcome = guard.outcome()
     assert (outcome.fed, outcome.label) == (1, Label.INFORMATION)
     row = readback(buffer.getvalue(), tmp_path)
@@ -218,7 +256,9 @@ def _session(guard: Guard) -> list[bool]:
     pending = guard.begin("get_order", {"order_id": "W2"})
     guard.finish(pending, {"content": [{"type": "text", "text": "Order W2 not found"}], "isError": True})
     results.append(False)
-    results.append(guard.run("get_order", {"order_id": "W1"}, lambda order_id: f"order {order_id}: shipped")[0])
+    results.append(
+        guard.run("get_order", {"order_id": "W1"}, lambda order_id: f"order {order_id}: shipped")[0]
+    )
     results.append(guard.run("get_order", {"order_id": 1}, lambda order_id: "?")[0])
     results.append(guard.run("cancel", {"order_id": "W9"}, lambda order_id: "cancelled")[0])
     results.append(guard.run("list_orders", {}, lambda: "orders: W1")[0])
@@ -239,24 +279,33 @@ def test_the_trace_scores_as_the_guard_decided(tmp_path: Path, mode: str) -> Non
     row = readback(buffer.getvalue(), tmp_path)
     assert (row["T"], row["fed"], row["label"]) == (outcome.T, outcome.fed, outcome.label.value)
     assert (row["task_id"], row["model"], row["method"]) == ("orders-1", "m", "agent")
-    spans = [s for line in buffer.getvalue().splitlines()
-             for s in json.loads(line)["resourceSpans"][0]["scopeSpans"][0]["spans"]]  # fmt: skip
+    spans = [
+        s
+        for line in buffer.getvalue().splitlines()
+        for s in json.loads(line)["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    ]
     tools = [s for s in spans if s["name"].startswith("tools/call ")]
-    decisions = [next(a["value"]["stringValue"] for a in s["attributes"] if a["key"] == "prefixexec.guard.decision")
-                 for s in tools]  # fmt: skip
+    decisions = [
+        next(a["value"]["stringValue"] for a in s["attributes"] if a["key"] == "prefixexec.guard.decision")
+        for s in tools
+    ]
     checked = "blocked" if mode == "block" else "warned"
     assert decisions == ["forwarded", "forwarded", "forwarded", checked, checked, "forwarded"]
     for span in tools:
         values = {a["key"]: a["value"]["stringValue"] for a in span["attributes"]}
         assert values["mcp.method.name"] == "tools/call" and values["gen_ai.operation.name"] == "execute_tool"
-        assert ("error.type" in values) == (values["gen_ai.tool.name"] != "list_orders" and
-                                            values["gen_ai.tool.call.arguments"] != '{"order_id": "W1"}')  # fmt: skip
+        assert ("error.type" in values) == (
+            values["gen_ai.tool.name"] != "list_orders"
+            and values["gen_ai.tool.call.arguments"] != '{"order_id": "W1"}'
+        )
         assert values.get("error.type", "tool_error") == "tool_error"
 
 
 @pytest.mark.spec("GUARD-TRACE-SAME")
 def test_a_blocked_first_call_is_the_first_error_with_the_rule_label(tmp_path: Path) -> None:
-    path = rules_file(tmp_path, '[[requires]]\ntool = "cancel"\nafter = "list_orders"\nlabel = "dependency"\n')
+    path = rules_file(
+        tmp_path, '[[requires]]\ntool = "cancel"\nafter = "list_orders"\nlabel = "dependency"\n'
+    )
     buffer = io.StringIO()
     guard = Guard(TOOLS, trace=buffer, rules=load_guard_rules(path), context=["cancel W5 please"])
     ok, reason = guard.run("cancel", {"order_id": "W5"}, lambda order_id: "cancelled")
@@ -275,7 +324,9 @@ def test_calls_are_committed_in_the_order_they_arrived(tmp_path: Path) -> None:
     first = guard.begin("get_order", {"order_id": "W1"})
     second = guard.begin("list_orders", {})
     guard.finish(second, {"content": [{"type": "text", "text": "Error: permission denied"}]})
-    assert guard.outcome().T == 1 and isinstance(guard.outcome().actions[0], NoToolAction)  # waits for the first
+    assert guard.outcome().T == 1 and isinstance(
+        guard.outcome().actions[0], NoToolAction
+    )  # waits for the first
     guard.finish(first, {"content": [{"type": "text", "text": "order W1"}]})
     outcome = guard.outcome()
     # by hand: the second call's text starts like an error (TRACE-RESULT-ERROR): precondition
@@ -309,4 +360,7 @@ def test_the_trace_file_is_appended_and_each_line_flushed(tmp_path: Path) -> Non
         guard.close()
     lines = path.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 6  # two sessions of root, tool list and one call
-    assert len({json.loads(line)["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"] for line in lines}) == 2
+    assert (
+        len({json.loads(line)["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"] for line in lines})
+        == 2
+    )

@@ -36,9 +36,9 @@ FAULT_SERVER = [sys.executable, str(REPO / "tests" / "data" / "guard" / "fault_s
 #: The npm package and version of the filesystem server (tests/run.sh installs the same).
 FILESYSTEM_PACKAGE = "@modelcontextprotocol/server-filesystem@2026.8.31"
 NPM_FOLDER = Path(sys.prefix) / "guard-npm"
-FILESYSTEM_SERVER = NPM_FOLDER / "node_modules" / "@modelcontextprotocol" / "server-filesystem" / "dist" / "index.js"
-
-pytestmark = pytest.mark.xdist_group("guard-mcp")
+FILESYSTEM_SERVER = (
+    NPM_FOLDER / "node_modules" / "@modelcontextprotocol" / "server-filesystem" / "dist" / "index.js"
+)
 
 
 def tee(record: Path, command: Sequence[str]) -> list[str]:
@@ -51,7 +51,10 @@ def session(command: Sequence[str], calls: Sequence[tuple[str, dict[str, Any]]])
     async def go() -> list[CallToolResult]:
         params = StdioServerParameters(command=command[0], args=list(command[1:]), env=dict(os.environ))
         with open(os.devnull, "w") as quiet:
-            async with stdio_client(params, errlog=quiet) as (read, write), ClientSession(read, write) as client:
+            async with (
+                stdio_client(params, errlog=quiet) as (read, write),
+                ClientSession(read, write) as client,
+            ):
                 await client.initialize()
                 return [await client.call_tool(name, arguments) for name, arguments in calls]
 
@@ -76,9 +79,22 @@ def reached(record: Path) -> list[tuple[str, dict[str, Any]]]:
 
 def explained(trace: Path) -> dict[str, Any]:
     done = subprocess.run(
-        [sys.executable, "-m", "prefixexec", "explain", "--adapter", "otel", "--success-attr", "@ok", "--json", str(trace)],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "prefixexec",
+            "explain",
+            "--adapter",
+            "otel",
+            "--success-attr",
+            "@ok",
+            "--json",
+            str(trace),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     (line,) = done.stdout.splitlines()
     row: dict[str, Any] = json.loads(line)
     return row
@@ -142,13 +158,26 @@ def test_git_server_blocked_calls_never_reach_it(tmp_path: Path, repo: Path) -> 
         ("git_log", {"repo_path": r, "max_count": 1}),  # 8 ok: names the new commit
         ("git_show", {"repo_path": r, "revision": "0123456789abcdef0123"}),  # 9 blocked: invented revision
     ]
-    command = [*GUARD, "--trace", str(trace), "--rules", path, "--task", "git-1", "--", *tee(record, [str(BIN / "mcp-server-git")])]
+    command = [
+        *GUARD,
+        "--trace",
+        str(trace),
+        "--rules",
+        path,
+        "--task",
+        "git-1",
+        "--",
+        *tee(record, [str(BIN / "mcp-server-git")]),
+    ]
     results = session(command, calls)
     blocked = [text(x) for x in results if x.isError]
     assert [x.isError for x in results] == [False, True, True, True, True, False, False, False, True]
     assert blocked[0].startswith("blocked by prefixexec guard: GUARD-REQUIRES (precondition): ")
     assert blocked[1].startswith("blocked by prefixexec guard: GUARD-TOOL (schema): unknown tool 'git_push'")
-    assert blocked[2].startswith("blocked by prefixexec guard: GUARD-SCHEMA (schema): ") and "max_count" in blocked[2]
+    assert (
+        blocked[2].startswith("blocked by prefixexec guard: GUARD-SCHEMA (schema): ")
+        and "max_count" in blocked[2]
+    )
     assert blocked[3].startswith("blocked by prefixexec guard: GUARD-PROVENANCE (information): ")
     assert blocked[4].startswith("blocked by prefixexec guard: GUARD-PROVENANCE (information): ")
     # the server received exactly the forwarded calls
@@ -173,7 +202,15 @@ def test_git_server_warn_mode_forwards_and_records(tmp_path: Path, repo: Path) -
         ("git_status", {"repo_path": r}),
         ("git_create_branch", {"repo_path": r, "branch_name": "b1", "base_branch_id": "X9"}),  # invented id
     ]
-    command = [*GUARD, "--mode", "warn", "--trace", str(trace), "--", *tee(record, [str(BIN / "mcp-server-git")])]
+    command = [
+        *GUARD,
+        "--mode",
+        "warn",
+        "--trace",
+        str(trace),
+        "--",
+        *tee(record, [str(BIN / "mcp-server-git")]),
+    ]
     results = session(command, calls)
     assert reached(record) == calls  # forwarded, both
     assert "b1" in git(repo, "branch", "--list")  # the server ran it (it ignores the extra argument)
@@ -188,11 +225,19 @@ def raw_lines(messages: Sequence[dict[str, Any]]) -> bytes:
 
 
 INITIALIZE = [
-    {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-     "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    },
     {"jsonrpc": "2.0", "method": "notifications/initialized"},
     {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-]  # fmt: skip
+]
 
 
 class Raw:
@@ -244,23 +289,37 @@ def transcript(command: Sequence[str], messages: Sequence[dict[str, Any]]) -> li
 
 
 def call(n: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+    return {
+        "jsonrpc": "2.0",
+        "id": n,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
 
 
 @pytest.mark.spec("GUARD-PROXY")
 def test_valid_calls_answer_byte_for_byte_as_without_the_guard(tmp_path: Path, repo: Path) -> None:
     r = str(repo)
-    git_messages = [*INITIALIZE, call(3, "git_status", {"repo_path": r}), call(4, "git_log", {"repo_path": r}),
-                    call(5, "git_diff_unstaged", {"repo_path": r})]  # fmt: skip
+    git_messages = [
+        *INITIALIZE,
+        call(3, "git_status", {"repo_path": r}),
+        call(4, "git_log", {"repo_path": r}),
+        call(5, "git_diff_unstaged", {"repo_path": r}),
+    ]
     server = [str(BIN / "mcp-server-git")]
     direct = transcript(server, git_messages)
     guarded = transcript([*GUARD, "--trace", str(tmp_path / "t.jsonl"), "--", *server], git_messages)
     assert guarded == direct and len(direct) == 5 and b"two" in direct[-1]
-    sql = [*INITIALIZE, call(3, "create_table", {"query": "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)"}),
-           call(4, "write_query", {"query": "INSERT INTO t (v) VALUES ('x')"}),
-           call(5, "read_query", {"query": "SELECT * FROM t"})]  # fmt: skip
+    sql = [
+        *INITIALIZE,
+        call(3, "create_table", {"query": "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)"}),
+        call(4, "write_query", {"query": "INSERT INTO t (v) VALUES ('x')"}),
+        call(5, "read_query", {"query": "SELECT * FROM t"}),
+    ]
     direct = transcript([str(BIN / "mcp-server-sqlite"), "--db-path", str(tmp_path / "a.db")], sql)
-    guarded = transcript([*GUARD, "--", str(BIN / "mcp-server-sqlite"), "--db-path", str(tmp_path / "b.db")], sql)
+    guarded = transcript(
+        [*GUARD, "--", str(BIN / "mcp-server-sqlite"), "--db-path", str(tmp_path / "b.db")], sql
+    )
     assert guarded == direct and len(direct) == 5 and b"'x'" in direct[-1]
 
 
@@ -273,12 +332,16 @@ def test_sqlite_server_blocked_calls_never_reach_it(tmp_path: Path) -> None:
     path = rules(
         tmp_path,
         '[[requires]]\ntool = "write_query"\nafter = "create_table"\n'
-        '[[argument]]\ntool = "write_query"\nargument = "query"\npattern = "(?i)^\\\\s*(insert|update)\\\\b"\n'
+        '[[argument]]\ntool = "write_query"\nargument = "query"\n'
+        'pattern = "(?i)^\\\\s*(insert|update)\\\\b"\n'
         '[[provenance]]\ntool = "describe_table"\nargument = "table_name"\nvalues = "all"\n',
     )
     calls: list[tuple[str, dict[str, Any]]] = [
         ("list_tables", {}),  # 1 ok
-        ("write_query", {"query": "INSERT INTO items (name) VALUES ('a')"}),  # 2 blocked: requires create_table
+        (
+            "write_query",
+            {"query": "INSERT INTO items (name) VALUES ('a')"},
+        ),  # 2 blocked: requires create_table
         ("create_table", {"query": "CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT)"}),  # 3 ok
         ("write_query", {"query": "INSERT INTO items (name) VALUES ('a')"}),  # 4 ok
         ("write_query", {"query": "DROP TABLE items"}),  # 5 blocked: argument rule
@@ -288,13 +351,25 @@ def test_sqlite_server_blocked_calls_never_reach_it(tmp_path: Path) -> None:
         ("read_query", {}),  # 9 blocked: schema (query required)
         ("drop_everything", {}),  # 10 blocked: unknown tool (the server itself says isError false)
     ]
-    command = [*GUARD, "--trace", str(trace), "--rules", path, "--",
-               *tee(record, [str(BIN / "mcp-server-sqlite"), "--db-path", str(db)])]  # fmt: skip
+    command = [
+        *GUARD,
+        "--trace",
+        str(trace),
+        "--rules",
+        path,
+        "--",
+        *tee(record, [str(BIN / "mcp-server-sqlite"), "--db-path", str(db)]),
+    ]
     results = session(command, calls)
     assert [x.isError for x in results] == [False, True, False, False, True, True, False, False, True, True]
     labels = [text(x).split(": ")[1] for x in results if x.isError]
-    assert labels == ["GUARD-REQUIRES (precondition)", "GUARD-ARGUMENT (precondition)",
-                      "GUARD-PROVENANCE (information)", "GUARD-SCHEMA (schema)", "GUARD-TOOL (schema)"]  # fmt: skip
+    assert labels == [
+        "GUARD-REQUIRES (precondition)",
+        "GUARD-ARGUMENT (precondition)",
+        "GUARD-PROVENANCE (information)",
+        "GUARD-SCHEMA (schema)",
+        "GUARD-TOOL (schema)",
+    ]
     assert reached(record) == [calls[i] for i in (0, 2, 3, 6, 7)]
     with sqlite3.connect(db) as connection:
         assert connection.execute("SELECT name FROM items").fetchall() == [("a",)]  # not dropped
@@ -313,8 +388,9 @@ def filesystem_server() -> Path:
         NPM_FOLDER.mkdir(exist_ok=True)
         subprocess.run(
             ["npm", "install", "--no-audit", "--no-fund", "--prefix", str(NPM_FOLDER), FILESYSTEM_PACKAGE],
-            check=True, capture_output=True,
-        )  # fmt: skip
+            check=True,
+            capture_output=True,
+        )
     return FILESYSTEM_SERVER
 
 
@@ -332,7 +408,15 @@ def test_filesystem_server_from_npm(tmp_path: Path, filesystem_server: Path) -> 
         ("delete_file", {"path": str(folder / "notes.txt")}),  # 5 blocked: unknown tool
         ("read_text_file", {"path": str(folder / "ok.txt")}),  # 6 ok
     ]
-    command = [*GUARD, "--trace", str(trace), "--rules", path, "--", *tee(record, ["node", str(filesystem_server), str(folder)])]
+    command = [
+        *GUARD,
+        "--trace",
+        str(trace),
+        "--rules",
+        path,
+        "--",
+        *tee(record, ["node", str(filesystem_server), str(folder)]),
+    ]
     results = session(command, calls)
     assert [x.isError for x in results] == [False, False, True, True, True, False]
     assert text(results[5]) == "fine"
@@ -356,8 +440,11 @@ def fault_guard(tmp_path: Path, *options: str) -> tuple[Raw, Path]:
 
 
 def tool_spans(trace: Path) -> list[dict[str, Any]]:
-    spans = [s for line in trace.read_text(encoding="utf-8").splitlines()
-             for s in json.loads(line)["resourceSpans"][0]["scopeSpans"][0]["spans"]]  # fmt: skip
+    spans = [
+        s
+        for line in trace.read_text(encoding="utf-8").splitlines()
+        for s in json.loads(line)["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    ]
     return [s for s in spans if s["name"].startswith("tools/call ")]
 
 
@@ -418,7 +505,10 @@ def test_a_client_that_disconnects(tmp_path: Path) -> None:
     seen = client.ask(call(3, "echo", {"text": "a", "ticket_id": "T-42"}))  # occurred in the context
     assert seen["result"]["content"][0]["text"] == "a"
     invented = client.ask(call(4, "echo", {"text": "b", "ticket_id": "T-99"}))
-    assert invented["result"]["isError"] is True and "GUARD-PROVENANCE" in invented["result"]["content"][0]["text"]
+    assert (
+        invented["result"]["isError"] is True
+        and "GUARD-PROVENANCE" in invented["result"]["content"][0]["text"]
+    )
     client.send(call(5, "hang", {}))
     time.sleep(0.5)  # the call reaches the server
     started = time.monotonic()
@@ -429,3 +519,10 @@ def test_a_client_that_disconnects(tmp_path: Path) -> None:
     assert "client disconnected" in status_message(spans[2])
     row = explained(trace)
     assert (row["T"], row["fed"], row["label"]) == (3, 2, "information")
+
+
+@pytest.mark.spec("GUARD-PROXY")
+def test_the_test_command_installs_the_npm_server_these_tests_run() -> None:
+    script = (REPO / "tests" / "run.sh").read_text(encoding="utf-8")
+    assert f'guard_npm_package="{FILESYSTEM_PACKAGE}"' in script
+    assert '"$venv/guard-npm/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"' in script

@@ -32,7 +32,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     parser.add_argument("--mode", choices=("block", "warn"), default="block", help="block (default) or warn")
     parser.add_argument("--trace", metavar="FILE", help="append every call to FILE (OTLP JSON lines)")
-    parser.add_argument("--rules", metavar="FILE", help="TOML file of guard rules (requires, argument, provenance)")
+    parser.add_argument(
+        "--rules", metavar="FILE", help="TOML file of guard rules (requires, argument, provenance)"
+    )
     parser.add_argument(
         "--label-rules",
         metavar="FILE",
@@ -52,7 +54,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="do not check arguments named like ids (id, *_id, *Id) by default; only [[provenance]] rules",
     )
     parser.add_argument(
-        "--timeout", type=_seconds, default=60.0, metavar="S", help="seconds to wait for each answer (0: no limit)"
+        "--timeout",
+        type=_seconds,
+        default=60.0,
+        metavar="S",
+        help="seconds to wait for each answer (0: no limit)",
     )
     parser.add_argument("--model", default="mcp-client", help="the model named in the trace")
     parser.add_argument("--method", default="prefixexec-guard", help="the agent (method) named in the trace")
@@ -71,7 +77,9 @@ def run(args: argparse.Namespace) -> int:
     if command[:1] == ["--"]:
         command = command[1:]
     if not command:
-        raise InputError("guard", "no server command: give it after --, e.g. prefixexec guard -- mcp-server-git")
+        raise InputError(
+            "guard", "no server command: give it after --, e.g. prefixexec guard -- mcp-server-git"
+        )
     options = ProxyOptions(
         command=tuple(command),
         mode=args.mode,

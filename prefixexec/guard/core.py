@@ -10,9 +10,10 @@ loops that call tools themselves. A call is checked (GUARD-CHECKS) with
 - the user's TOML rules (:mod:`.rules`: GUARD-REQUIRES, GUARD-ARGUMENT).
 
 Every call, forwarded or blocked, becomes one OTLP span (GenAI and MCP conventions) in the trace;
-the span is read back online by the ``otel`` adapter's own reader (:func:`~prefixexec.adapters.otel.interpret`)
-and judged by the trace semantics (TRACE-EXEC) in a :class:`~prefixexec.kernel.PrefixMonitor`, so
-``prefixexec score --adapter otel`` on the trace file gives the FED and labels the guard decided
+the span is read back online by the ``otel`` adapter's own reader
+(:func:`~prefixexec.adapters.otel.interpret`) and judged by the trace semantics (TRACE-EXEC)
+in a :class:`~prefixexec.kernel.PrefixMonitor`, so ``prefixexec score --adapter otel`` on the
+trace file gives the FED and labels the guard decided
 (GUARD-TRACE-SAME).
 """
 
@@ -52,7 +53,7 @@ from prefixexec.adapters.text import printable
 from prefixexec.kernel import Accepted, Label, Outcome, PrefixMonitor, Rejected, ToolCall, Verdict
 from prefixexec.kernel.actions import Action, NoToolAction
 
-from .rules import NO_GUARD_RULES, ANY, GuardRules, checked_values
+from .rules import ANY, NO_GUARD_RULES, GuardRules, checked_values
 
 Mode = Literal["block", "warn"]
 MODES: tuple[Mode, ...] = ("block", "warn")
@@ -220,9 +221,7 @@ class Guard:
         self.task = task or self.trace_id
         self._lock = threading.RLock()
         self._owned = isinstance(trace, str)
-        self._stream: IO[str] | None = (
-            open(trace, "a", encoding="utf-8") if isinstance(trace, str) else trace  # noqa: SIM115 - closed by close()
-        )
+        self._stream: IO[str] | None = open(trace, "a", encoding="utf-8") if isinstance(trace, str) else trace
         self._last = 0
         self._spans: list[Span] = []
         self._tools: dict[str, Any] | None = None
@@ -342,13 +341,14 @@ class Guard:
             if requires.tool in (name, ANY) and requires.after not in self._succeeded:
                 detail = f"{name!r} runs only after a successful {requires.after!r} earlier in the session"
                 found.append(Violation("GUARD-REQUIRES", requires.label, detail))
-        for rule in self.rules.arguments:
-            if rule.tool not in (name, ANY) or rule.argument not in parsed:
+        for constraint in self.rules.arguments:
+            if constraint.tool not in (name, ANY) or constraint.argument not in parsed:
                 continue
-            value = parsed[rule.argument]
-            if not isinstance(value, str) or not rule.pattern.search(value):
-                detail = f"argument {rule.argument!r} of {name!r} must match {rule.text!r}: {value!r}"
-                found.append(Violation("GUARD-ARGUMENT", rule.label, detail))
+            value = parsed[constraint.argument]
+            if not isinstance(value, str) or not constraint.pattern.search(value):
+                key = constraint.argument
+                detail = f"argument {key!r} of {name!r} must match {constraint.text!r}: {value!r}"
+                found.append(Violation("GUARD-ARGUMENT", constraint.label, detail))
         for key, value in parsed.items():
             provenance = self.rules.provenance_of(name, key)
             if provenance is None:
@@ -387,7 +387,9 @@ class Guard:
                     pending = attrs.evolve(pending, decision=attrs.evolve(decision, reason=short))
             return pending
 
-    def _tool_span(self, pending: Pending, result: str, failed: bool, status: str, reason: str | None) -> dict[str, Any]:
+    def _tool_span(
+        self, pending: Pending, result: str, failed: bool, status: str, reason: str | None
+    ) -> dict[str, Any]:
         decision = pending.decision
         values = {
             "gen_ai.operation.name": "execute_tool",
@@ -463,7 +465,8 @@ class Guard:
 
     def finish(self, pending: Pending, result: object, *, is_error: bool = False, error: str = "") -> None:
         """Record a call that ran: its MCP result (a ``CallToolResult`` mapping, failed when its
-        ``isError`` is true, or a text) and whether it failed; ``error`` says why when it never answered (a crash, a timeout)."""
+        ``isError`` is true, or a text) and whether it failed; ``error`` says why when it never
+        answered (a crash, a timeout)."""
         text = result if isinstance(result, str) else _result_text(result)
         is_error = is_error or (isinstance(result, Mapping) and result.get("isError") is True)
         with self._lock:
@@ -477,7 +480,9 @@ class Guard:
             self._record(pending, reason, True, reason)
         return reason
 
-    def run(self, name: str, arguments: Mapping[str, Any], tool: Callable[..., object], call_id: str | None = None) -> tuple[bool, str]:
+    def run(
+        self, name: str, arguments: Mapping[str, Any], tool: Callable[..., object], call_id: str | None = None
+    ) -> tuple[bool, str]:
         """Check a call and run ``tool(**arguments)`` when it may run; returns ``(ok, text)``: the
         tool's result as text, or the reason it was blocked. An exception of the tool is recorded
         as a failed call (its type and message) and raised again."""
@@ -509,7 +514,8 @@ class Guard:
 def _read(span: dict[str, Any]) -> Span:
     """``span`` as the ``otel`` adapter reads it (TRACE-OTEL)."""
     values = {a["key"]: a["value"]["stringValue"] for a in span["attributes"]}
-    return _INTERPRET("guard", msgspec.convert(span, OtlpSpan), values)
+    read: Span = _INTERPRET("guard", msgspec.convert(span, OtlpSpan), values)
+    return read
 
 
 _INTERPRET = interpret(frozenset((TASK_ATTR,)))

@@ -78,7 +78,9 @@ def _line(message: object) -> bytes:
 class Proxy:
     """One session: the client on ``client_in`` / ``client_out``, the server a child process."""
 
-    def __init__(self, guard: Guard, options: ProxyOptions, client_in: IO[bytes], client_out: IO[bytes]) -> None:
+    def __init__(
+        self, guard: Guard, options: ProxyOptions, client_in: IO[bytes], client_out: IO[bytes]
+    ) -> None:
         self.guard = guard
         self.options = options
         self.client_in = client_in
@@ -125,7 +127,9 @@ class Proxy:
         return True
 
     def error_to_client(self, request_id: object, message: str) -> None:
-        self.to_client(_line({"jsonrpc": "2.0", "id": request_id, "error": {"code": GUARD_ERROR, "message": message}}))
+        self.to_client(
+            _line({"jsonrpc": "2.0", "id": request_id, "error": {"code": GUARD_ERROR, "message": message}})
+        )
 
     # --- the session ------------------------------------------------------------------------
 
@@ -138,7 +142,9 @@ class Proxy:
         except OSError as exc:
             from prefixexec.adapters.errors import InputError
 
-            raise InputError(self.options.command[0], f"cannot start the MCP server: {exc.strerror or exc}") from None
+            raise InputError(
+                self.options.command[0], f"cannot start the MCP server: {exc.strerror or exc}"
+            ) from None
         reader = threading.Thread(target=self.read_server, name="guard-server", daemon=True)
         reader.start()
         watchdog = threading.Thread(target=self.watch, name="guard-timeout", daemon=True)
@@ -273,7 +279,10 @@ class Proxy:
             {
                 "jsonrpc": "2.0",
                 "id": m["id"],
-                "error": {"code": GUARD_ERROR, "message": "prefixexec guard: send tools/call outside a batch"},
+                "error": {
+                    "code": GUARD_ERROR,
+                    "message": "prefixexec guard: send tools/call outside a batch",
+                },
             }
             for m in messages
             if isinstance(m, dict) and "id" in m and "method" in m
@@ -290,7 +299,9 @@ class Proxy:
         with self.recorded:
             self.recorded.wait_for(lambda: self.recording == 0)
         request_id = message["id"]
-        pending = self.guard.begin(name if isinstance(name, str) else json.dumps(name), arguments, str(request_id))
+        pending = self.guard.begin(
+            name if isinstance(name, str) else json.dumps(name), arguments, str(request_id)
+        )
         if pending.decision.blocked:
             reason = self.guard.block(pending)
             result = {"content": [{"type": "text", "text": reason}], "isError": True}
@@ -310,7 +321,9 @@ class Proxy:
             with self.lock:
                 self.open[_key(request_id)] = entry
             params = {} if cursor is None else {"cursor": cursor}
-            if not self.to_server(_line({"jsonrpc": "2.0", "id": request_id, "method": "tools/list", "params": params})):
+            if not self.to_server(
+                _line({"jsonrpc": "2.0", "id": request_id, "method": "tools/list", "params": params})
+            ):
                 with self.lock:
                     self.open.pop(_key(request_id), None)
                 return
@@ -319,7 +332,9 @@ class Proxy:
             result = answer.get("result")
             if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
                 error = answer.get("error")
-                sys.stderr.write(f"prefixexec guard: the server's tools/list failed: {printable(str(error))[:200]}\n")
+                sys.stderr.write(
+                    f"prefixexec guard: the server's tools/list failed: {printable(str(error))[:200]}\n"
+                )
                 return
             tools.extend(t for t in result["tools"] if isinstance(t, dict))
             cursor = result.get("nextCursor")
@@ -390,11 +405,15 @@ class Proxy:
                 self.recorded.notify_all()
 
 
-def serve(guard: Guard, options: ProxyOptions, client_in: IO[bytes] | None = None, client_out: IO[bytes] | None = None) -> int:
+def serve(
+    guard: Guard,
+    options: ProxyOptions,
+    client_in: IO[bytes] | None = None,
+    client_out: IO[bytes] | None = None,
+) -> int:
     """Run the proxy on this process's stdin and stdout (or the given streams)."""
     proxy = Proxy(guard, options, client_in or sys.stdin.buffer, client_out or sys.stdout.buffer)
     return proxy.run()
 
 
 __all__ = ["GRACE", "GUARD_ERROR", "Proxy", "ProxyOptions", "serve"]
-

@@ -179,7 +179,7 @@ def load_guard_rules(path: str | None, *, id_keys: bool = True) -> GuardRules:
     for where, entry in _entries(document, "provenance", path):
         values = entry.get("values", "id-like")
         if values not in ("id-like", "all"):
-            raise InputError(path, f"{where}: 'values' must be \"id-like\" or \"all\": {values!r}")
+            raise InputError(path, f'{where}: \'values\' must be "id-like" or "all": {values!r}')
         check = entry.get("check", True)
         if not isinstance(check, bool):
             raise InputError(path, f"{where}: 'check' must be true or false: {check!r}")
