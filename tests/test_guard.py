@@ -296,7 +296,7 @@ def test_the_trace_scores_as_the_guard_decided(tmp_path: Path, mode: str) -> Non
         assert values["mcp.method.name"] == "tools/call" and values["gen_ai.operation.name"] == "execute_tool"
         assert ("error.type" in values) == (
             values["gen_ai.tool.name"] != "list_orders"
-            and values["gen_ai.tool.call.arguments"] != '{"order_id": "W1"}'
+            and values["gen_ai.tool.call.arguments"] != '{"order_id":"W1"}'
         )
         assert values.get("error.type", "tool_error") == "tool_error"
 

@@ -178,7 +178,7 @@ class _Calls:
         guard = self.guard
         if isinstance(action, NoToolAction):
             return Accepted(state + 1)  # TRACE-NOTOOL
-        result = guard._own(guard._calls[state])
+        result = guard._judged or guard._own(guard._calls[state])
         if isinstance(result, Rejected):
             return result
         return Accepted(state + 1, result.observation)
@@ -231,6 +231,7 @@ class Guard:
         self._order = 0
         self._done: dict[int, tuple[Pending, str, bool, str]] = {}
         self._next_commit = 0
+        self._judged: Accepted[tuple[TraceTask, int]] | Rejected | None = None
         self.monitor: PrefixMonitor[None, int] = PrefixMonitor(_Calls(self), None)
         self.verdicts: list[tuple[Decision, Verdict]] = []
         self.root_id = _hex(8)
@@ -395,7 +396,7 @@ class Guard:
             "gen_ai.operation.name": "execute_tool",
             "gen_ai.tool.name": decision.name,
             "mcp.method.name": "tools/call",
-            "gen_ai.tool.call.arguments": json.dumps(decision.arguments, ensure_ascii=False),
+            "gen_ai.tool.call.arguments": _ENCODE(decision.arguments).decode(),
             "gen_ai.tool.call.result": result,
             DECISION: "blocked" if decision.blocked else ("warned" if decision.violations else "forwarded"),
         }
@@ -431,17 +432,23 @@ class Guard:
         span = self._tool_span(pending, result, failed, status, warned)
         call = span_call(_read(span), None)
         self._calls.append(call)
+        # the call's own verdict (the prefix may already have failed, MON-AFTER-FAILURE), judged
+        # once: the monitor's step takes it from here
+        schema_failed = any(v.label is Label.SCHEMA for v in decision.violations)
+        own = self._judged = self._own(call, schema_failed)
         verdict = self.monitor.commit(call.action)
+        self._judged = None
         self._flush_span(span)
-        # the call's own verdict (the prefix may already have failed, MON-AFTER-FAILURE)
-        if decision.forward and isinstance(self._own(call), Accepted):
+        if decision.forward and isinstance(own, Accepted):
             self._succeeded.add(decision.name)
             self._seen.append(result)
         self.verdicts.append((decision, verdict))
 
-    def _own(self, call: TraceCall) -> Accepted[tuple[TraceTask, int]] | Rejected:
-        """The trace semantics' verdict on one call on its own (TRACE-EXEC)."""
-        task = TraceTask(self.trace_id, (call,), self._tools, None, self.label_rules)
+    def _own(self, call: TraceCall, schema: bool = True) -> Accepted[tuple[TraceTask, int]] | Rejected:
+        """The trace semantics' verdict on one call on its own (TRACE-EXEC). ``schema=False``: the
+        guard's check found the call's tool offered and its arguments valid with the same function
+        (``schema_checks``) on the same tools and arguments, so they are not validated again."""
+        task = TraceTask(self.trace_id, (call,), self._tools if schema else None, None, self.label_rules)
         return TRACE_SEMANTICS.step((task, 0), call.action)
 
     def _own_label(self, pending: Pending, result: str) -> Label | None:
@@ -460,7 +467,7 @@ class Guard:
                 }
             ]
         }
-        self._stream.write(json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n")
+        self._stream.write(_ENCODE(document).decode() + "\n")
         self._stream.flush()
 
     def finish(self, pending: Pending, result: object, *, is_error: bool = False, error: str = "") -> None:
@@ -519,6 +526,8 @@ def _read(span: dict[str, Any]) -> Span:
 
 
 _INTERPRET = interpret(frozenset((TASK_ATTR,)))
+#: JSON text of a span line or of a call's arguments (a value JSON cannot hold: its ``str``).
+_ENCODE = msgspec.json.Encoder(enc_hook=str).encode
 
 
 __all__ = ["MODES", "PHRASES", "Decision", "Guard", "Mode", "Pending", "Violation", "reason_text"]
