@@ -526,3 +526,26 @@ def test_the_test_command_installs_the_npm_server_these_tests_run() -> None:
     script = (REPO / "tests" / "run.sh").read_text(encoding="utf-8")
     assert f'guard_npm_package="{FILESYSTEM_PACKAGE}"' in script
     assert '"$venv/guard-npm/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"' in script
+
+
+@pytest.mark.spec("GUARD-API", "GUARD-TRACE-SAME")
+def test_the_agent_loop_example_runs_against_the_real_server(tmp_path: Path) -> None:
+    db, trace = tmp_path / "notes.db", tmp_path / "trace.jsonl"
+    done = subprocess.run(
+        [sys.executable, str(REPO / "examples" / "guard_mcp_loop.py"), str(db), str(trace)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"},
+    )
+    lines = done.stdout.splitlines()
+    # the example's plan, by hand: the first write comes before create_table; "todo" was never seen
+    assert [line.split(":")[0] for line in lines[:5]] == [
+        "write_query", "create_table", "write_query", "describe_table", "describe_table",
+    ]  # fmt: skip
+    assert "GUARD-REQUIRES (precondition)" in lines[0] and "GUARD-PROVENANCE (information)" in lines[3]
+    assert lines[5] == "T = 5, FED = 1, label = precondition"
+    with sqlite3.connect(db) as connection:
+        assert connection.execute("SELECT body FROM notes").fetchall() == [("hi",)]
+    row = explained(trace)
+    assert (row["T"], row["fed"], row["label"]) == (5, 1, "precondition")
