@@ -50,7 +50,7 @@ from prefixexec.adapters.spans import (
 )
 from prefixexec.adapters.taubench.semantics import occurs
 from prefixexec.adapters.text import printable
-from prefixexec.kernel import Accepted, Label, Outcome, PrefixMonitor, Rejected, ToolCall, Verdict
+from prefixexec.kernel import Accepted, Label, Outcome, PrefixMonitor, Rejected, ToolCall
 from prefixexec.kernel.actions import Action, NoToolAction
 
 from .rules import ANY, NO_GUARD_RULES, GuardRules, checked_values
@@ -233,7 +233,6 @@ class Guard:
         self._next_commit = 0
         self._judged: Accepted[tuple[TraceTask, int]] | Rejected | None = None
         self.monitor: PrefixMonitor[None, int] = PrefixMonitor(_Calls(self), None)
-        self.verdicts: list[tuple[Decision, Verdict]] = []
         self.root_id = _hex(8)
         self._root_start = self._now()
         self._write(
@@ -436,13 +435,12 @@ class Guard:
         # once: the monitor's step takes it from here
         schema_failed = any(v.label is Label.SCHEMA for v in decision.violations)
         own = self._judged = self._own(call, schema_failed)
-        verdict = self.monitor.commit(call.action)
+        self.monitor.commit(call.action)
         self._judged = None
         self._flush_span(span)
         if decision.forward and isinstance(own, Accepted):
             self._succeeded.add(decision.name)
             self._seen.append(result)
-        self.verdicts.append((decision, verdict))
 
     def _own(self, call: TraceCall, schema: bool = True) -> Accepted[tuple[TraceTask, int]] | Rejected:
         """The trace semantics' verdict on one call on its own (TRACE-EXEC). ``schema=False``: the
