@@ -364,6 +364,19 @@ class Guard:
         found.sort(key=lambda v: v.label.rank)
         return found
 
+    def reads_history(self, name: str, arguments: object) -> bool:
+        """Whether the checks of this call read what the session did before (a ``[[requires]]``
+        rule for its tool, an argument under GUARD-PROVENANCE); the schema checks do not."""
+        if any(r.tool in (name, ANY) for r in self.rules.requires):
+            return True
+        if not isinstance(arguments, Mapping):
+            return False
+        for key, value in arguments.items():
+            provenance = self.rules.provenance_of(name, key)
+            if provenance is not None and next(checked_values(value, provenance), None) is not None:
+                return True
+        return False
+
     def check(self, name: str, arguments: object, call_id: str | None = None) -> Decision:
         """The decision for a call, changing nothing (GUARD-CHECKS)."""
         with self._lock:

@@ -98,8 +98,9 @@ class Proxy:
         self.own = 0
         self.closing = threading.Event()
         self.ending = False
-        #: Answers forwarded to the client but not yet recorded: a call waits for them, so that its
-        #: checks see every earlier result (the client may send it as soon as it has the answer).
+        #: Answers forwarded to the client but not yet recorded: a call whose checks read the
+        #: session's history waits for them, so that they see every earlier result (the client
+        #: may send it as soon as it has the answer).
         self.recording = 0
         self.recorded = threading.Condition()
         self.server: subprocess.Popen[bytes] | None = None
