@@ -139,7 +139,7 @@ class Proxy:
     def run(self) -> int:
         """Serve until the client disconnects; the status: 0, or 1 when the server failed."""
         # three threads pass lines on: a thread that has a line to forward gets the interpreter
-        # within SWITCH seconds, not Python's default 5 ms (GUARD-SPEED)
+        # within SWITCH seconds, not Python's default 5 ms (benchmarks/guard_latency.py)
         sys.setswitchinterval(SWITCH)
         try:
             self.server = subprocess.Popen(
