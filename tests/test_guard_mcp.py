@@ -549,3 +549,25 @@ def test_the_agent_loop_example_runs_against_the_real_server(tmp_path: Path) -> 
         assert connection.execute("SELECT body FROM notes").fetchall() == [("hi",)]
     row = explained(trace)
     assert (row["T"], row["fed"], row["label"]) == (5, 1, "precondition")
+
+
+@pytest.mark.spec("GUARD-PROXY")
+def test_a_line_the_guard_cannot_read_is_refused_not_forwarded(tmp_path: Path) -> None:
+    record = tmp_path / "stdin.jsonl"
+    client = Raw([*GUARD, "--", *tee(record, FAULT_SERVER)])
+    for message in INITIALIZE:
+        client.send(message)
+        if "id" in message:
+            client.answer()
+    deep = b'{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "echo", "arguments": ' + (
+        b'{"text": "x", "a": ' + b"[" * 200_000 + b"]" * 200_000 + b"}}}\n"
+    )
+    assert client.process.stdin is not None
+    client.process.stdin.write(deep + b"not json\n")
+    client.process.stdin.flush()
+    for _ in range(2):
+        refused = json.loads(client.answer())
+        assert refused["id"] is None and refused["error"]["code"] == -32700
+    assert client.ask(call(4, "echo", {"text": "after"}))["result"]["content"][0]["text"] == "after"
+    assert client.close() == 0
+    assert reached(record) == [("echo", {"text": "after"})]

@@ -27,12 +27,15 @@ from typing import IO, Any
 
 import attrs
 
+from prefixexec.adapters.errors import InputError
 from prefixexec.adapters.text import printable
 
 from .core import Guard, Mode, Pending
 
 #: The JSON-RPC error code of the guard's own errors (the implementation-defined server range).
 GUARD_ERROR = -32000
+#: JSON-RPC's parse error.
+PARSE_ERROR = -32700
 #: Seconds the server gets to exit after the client disconnected, before it is stopped.
 GRACE = 2.0
 #: The longest excerpt of a garbage line quoted in an error.
@@ -146,8 +149,6 @@ class Proxy:
                 list(self.options.command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0
             )
         except OSError as exc:
-            from prefixexec.adapters.errors import InputError
-
             raise InputError(
                 self.options.command[0], f"cannot start the MCP server: {exc.strerror or exc}"
             ) from None
@@ -234,8 +235,11 @@ class Proxy:
     def from_client(self, line: bytes) -> None:
         try:
             message = json.loads(line)
-        except ValueError:
-            self.forward(line)  # the server answers a parse error itself
+        except (ValueError, RecursionError):
+            # not forwarded: a line the guard cannot read could be a call it cannot check
+            excerpt = printable(line.decode("utf-8", "replace").strip())[:EXCERPT]
+            answer = {"code": PARSE_ERROR, "message": f"prefixexec guard: parse error: {excerpt}"}
+            self.to_client(_line({"jsonrpc": "2.0", "id": None, "error": answer}))
             return
         if isinstance(message, list):
             self.batch(line, message)
@@ -368,7 +372,7 @@ class Proxy:
     def from_server(self, line: bytes) -> None:
         try:
             message = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             excerpt = printable(line.decode("utf-8", "replace").strip())[:EXCERPT]
             sys.stderr.write(f"prefixexec guard: the MCP server wrote a line that is not JSON: {excerpt}\n")
             self.fail_open(f"the MCP server wrote a line that is not JSON-RPC: {excerpt}")
@@ -395,7 +399,16 @@ class Proxy:
             self.recording += 1
         try:
             self.to_client(line)  # byte for byte, before anything is recorded
-            result = message.get("result")
+            self.record(entry, message)
+        finally:
+            with self.recorded:
+                self.recording -= 1
+                self.recorded.notify_all()
+
+    def record(self, entry: _Open, message: dict[str, Any]) -> None:
+        """Record an answer the client already has (the trace, the session's history)."""
+        result = message.get("result")
+        try:
             if entry.pending is not None:
                 if "error" in message or not isinstance(result, dict):
                     error = message.get("error")
@@ -405,10 +418,11 @@ class Proxy:
                     self.guard.finish(entry.pending, result, is_error=result.get("isError") is True)
             elif isinstance(result, dict) and "tools" not in result:
                 self.guard.observe(json.dumps(result, ensure_ascii=False))
-        finally:
-            with self.recorded:
-                self.recording -= 1
-                self.recorded.notify_all()
+        except (InputError, RecursionError, ValueError, TypeError) as exc:  # an answer too deep to record
+            what = exc.what if isinstance(exc, InputError) else type(exc).__name__
+            sys.stderr.write(f"prefixexec guard: an answer could not be recorded: {printable(what)}\n")
+            if entry.pending is not None:
+                self.guard.finish(entry.pending, "", error=f"the answer could not be recorded: {what}")
 
 
 def serve(
