@@ -58,6 +58,22 @@ if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null
   $as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver
 fi
 
+# tests/test_guard_mcp.py runs the npm MCP filesystem server with node, installed into the test
+# environment (the version is FILESYSTEM_PACKAGE there); Debian's nodejs and npm when missing.
+guard_npm_package="@modelcontextprotocol/server-filesystem@2026.8.31"
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  step "installing nodejs and npm (apt)"
+  as_root=""
+  if [ "$(id -u)" -ne 0 ]; then as_root="sudo"; fi
+  $as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  $as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm
+fi
+if [ ! -f "$venv/guard-npm/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js" ]; then
+  step "installing $guard_npm_package (npm)"
+  mkdir -p "$venv/guard-npm"
+  npm install --no-audit --no-fund --prefix "$venv/guard-npm" "$guard_npm_package"
+fi
+
 # Python's default bytecode cache (__pycache__, ignored by git) even when the environment turns it
 # off: without it every pytest worker and every `python -m prefixexec` subprocess of the tests
 # compiles the test modules and the package again (pytest's assertion rewriting alone is about

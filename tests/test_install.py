@@ -11,6 +11,7 @@ all of them (the ``[all]`` install), or only the core requirements and what they
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import os
 import re
 import shutil
@@ -291,3 +292,45 @@ def test_the_wheel_the_docs_name_is_the_one_pip_builds(wheel: Path) -> None:
             re.findall(r"dist/(prefix_executability-[^\s\"\[]+\.whl)", page.read_text(encoding="utf-8"))
         )
         assert named == {wheel.name}, (page.name, named)
+
+
+@pytest.mark.spec("GUARD-PROXY", "GUARD-TRACE-SAME")
+def test_the_guard_from_a_wheel_blocks_before_the_real_server(wheel: Path, tmp_path: Path) -> None:
+    everything = Path(sysconfig.get_paths()["purelib"])  # mcp and mcp-server-sqlite of the test extra
+    python = _venv(tmp_path / "venv", wheel, everything)
+    server = [str(Path(sys.executable).parent / "mcp-server-sqlite"), "--db-path", str(tmp_path / "d.db")]
+    trace = tmp_path / "trace.jsonl"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    guard = subprocess.Popen(
+        [str(python), "-m", "prefixexec", "guard", "--trace", str(trace), "--", *server],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert guard.stdin is not None and guard.stdout is not None
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "list_tables"}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "drop_all", "arguments": {}}},
+    ]
+    answers = []
+    for message in messages:
+        guard.stdin.write(json.dumps(message).encode() + b"\n")
+        guard.stdin.flush()
+        if "id" in message:
+            answers.append(json.loads(guard.stdout.readline()))
+    guard.stdin.close()
+    assert guard.wait(60) == 0
+    guard.stdout.close()
+    assert answers[1]["result"]["isError"] is False
+    assert answers[2]["result"]["isError"] is True
+    said = answers[2]["result"]["content"][0]["text"]
+    assert said.startswith("blocked by prefixexec guard: GUARD-TOOL (schema)")
+    done = _run(
+        [str(python), "-m", "prefixexec", "explain", "--adapter", "otel", "--success-attr", "@ok", "--json",
+         str(trace)],
+        tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    row = json.loads(done.stdout)
+    assert (row["T"], row["fed"], row["label"]) == (2, 2, "schema")  # by hand: the second call was blocked
