@@ -2,7 +2,7 @@
 
 Servers (pinned in the ``test`` extra; tests/run.sh installs the npm one): ``mcp-server-git``
 and ``mcp-server-sqlite`` from PyPI, ``@modelcontextprotocol/server-filesystem`` from npm (run
-with node), and tests/data/guard/fault_server.py (the SDK's FastMCP) for crashes, hangs and
+with node), and tests/guard_fault_server.py (the SDK's FastMCP) for crashes, hangs and
 garbage. Each server runs behind tests/guard_tee.py, which records every line that reached it:
 the tests check that blocked calls never did, and check the server's own state (the repository,
 the database, the folder). Expected verdicts are counted by hand from the calls each test makes.
@@ -32,7 +32,7 @@ from conftest import REPO
 
 BIN = Path(sys.executable).parent
 GUARD = [sys.executable, "-m", "prefixexec", "guard"]
-FAULT_SERVER = [sys.executable, str(REPO / "tests" / "data" / "guard" / "fault_server.py")]
+FAULT_SERVER = [sys.executable, str(REPO / "tests" / "guard_fault_server.py")]
 #: The npm package and version of the filesystem server (tests/run.sh installs the same).
 FILESYSTEM_PACKAGE = "@modelcontextprotocol/server-filesystem@2026.8.31"
 NPM_FOLDER = Path(sys.prefix) / "guard-npm"
