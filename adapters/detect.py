@@ -157,14 +157,16 @@ def _is_pipe(path: str) -> bool:
         return False
 
 
-def _head(path: str) -> bytes:
+def _head(path: str) -> tuple[bytes, str | None]:
     """The first :data:`HEAD_BYTES` of a file, opened with the checks every input gets (no
     device, FIFO or pseudo-file: HOSTILE-DEVICE, HOSTILE-FIFO, HOSTILE-PSEUDO); of a gzip or zstd
-    file, its first decompressed bytes (INPUT-COMPRESSED, DETECT-MAGIC)."""
-    from .inputs import open_binary, reading
+    file, its first decompressed bytes and the compression's name (INPUT-COMPRESSED, DETECT-MAGIC)."""
+    from .inputs import compression, open_binary, reading
 
+    with reading(path), open_binary(path, decompress=False) as raw:
+        kind = compression(raw.read(4))
     with reading(path), open_binary(path) as handle:
-        return handle.read(HEAD_BYTES)
+        return handle.read(HEAD_BYTES), kind
 
 
 def _top_level_keys(text: str) -> list[str]:
@@ -359,7 +361,16 @@ def detect(path: str) -> Detection:
             "is a pipe: detection would take its first bytes from the reader; choose --adapter "
             "(or give it on standard input, '-', where they are put back)",
         )
-    head = _head(path)
+    head, compressed = _head(path)
+    found = _detect_head(path, head)
+    if compressed is not None:
+        return Detection(found.adapter, f"{compressed}-compressed {found.why}")
+    return found
+
+
+def _detect_head(path: str, head: bytes) -> Detection:
+    """DETECT-MAGIC, DETECT-NAME, DETECT-JSON, DETECT-LINES: the adapter of a file from its name
+    and its first (decompressed) bytes."""
     if head.startswith(PARQUET_MAGIC):
         return Detection("parquet", "starts with the Parquet magic PAR1")
     if head.startswith(ZIP_MAGIC):

@@ -224,7 +224,8 @@ def test_a_run_folder_as_a_tar_archive_scores_as_the_folder(
     # The archive holds the run folder itself (as `tar czf run.tar.gz agent_..._user_...` writes
     # it), the nested one under its model's first part.
     top = run.name if run is RUN else f"{run.parent.name}/{run.name}"
-    archive = tar_of(run, tmp_path / f"runs{suffix}", top, kind)
+    stem = f"runs-{kind}-{len(run.parts)}"  # unique among the parametrized tests run at once
+    archive = tar_of(run, tmp_path / f"{stem}{suffix}", top, kind)
     code, want, err = score_json(["score", "--json", "--bootstrap", "200", str(run)], capsys)
     assert code == 0, err
     code, got, err = score_json(["score", "--json", "--bootstrap", "200", str(archive)], capsys)
@@ -232,7 +233,7 @@ def test_a_run_folder_as_a_tar_archive_scores_as_the_folder(
     assert "as toolsandbox (detected" in err
     shown = f"{archive}/{top}"
     assert json.loads(got.replace(shown, str(run))) == json.loads(want)
-    assert not list(Path(os.environ.get("TMPDIR", "/tmp")).glob("prefixexec-archive-*/runs"))
+    assert not list(Path(os.environ.get("TMPDIR", "/tmp")).glob(f"prefixexec-archive-*/{stem}"))  # removed
 
 
 def run_with(archive: Path, info: tarfile.TarInfo, data: bytes | None) -> Path:
