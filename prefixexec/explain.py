@@ -179,8 +179,6 @@ def render(rollouts: Sequence[Rollout], file: IO[str], colour: bool) -> None:
             line = Text(f"  {k:>{width}}  ")
             if turns is not None:
                 line.append(f"turn {turns[k - 1]}  ", style="dim")
-            if sources is not None:
-                line.append(printable(_source_text(sources[k - 1])) + "  ", style="dim")
             if mark == OK:
                 line.append("ok    ", style="green")
                 line.append(printable(call_text(action, written)))
@@ -197,22 +195,24 @@ def render(rollouts: Sequence[Rollout], file: IO[str], colour: bool) -> None:
                 line.append("--    ", style="dim")
                 line.append(printable(call_text(action, written)), style="dim")
                 line.append(f"  [{AFTER}]", style="dim")
+            if found is not None:
+                line.append(f"  ({_recovery(found)})", style="dim")
+            if sources is not None:  # OUT-SOURCE: where the action sits in the input
+                line.append(printable(f"  <{_source_text(sources[k - 1])}>"), style="dim")
             console.print(line)
             if mark == FAIL and outcome.reason:
                 console.print(Text(reason_text(width + 4, outcome.reason)))
             elif found is not None and found["reason"]:
                 console.print(Text(reason_text(width + 4, found["reason"])))
-            if found is not None:
-                console.print(Text(" " * (width + 4) + _recovery(found), style="dim"))
         summary = Text(f"  T = {outcome.T}  FED = {outcome.fed}  ")
         summary.append(
             "fully executable" if outcome.fully_executable else f"first failure at action {outcome.fed}",
             style="green" if outcome.fully_executable else "red",
         )
         summary.append(f"  success: {_yes(rollout.success)}")
-        if rejected:
-            later = len(rejected) - (outcome.fed in rejected)
-            summary.append(f"  rejected calls: {len(rejected)} ({later} after FED, not counted)")
+        later = sum(1 for k in rejected if k > outcome.fed)
+        if later:
+            summary.append(f"  {later} more rejected after FED (not counted)")
         console.print(summary)
 
 
