@@ -59,7 +59,9 @@ def every_verdict(
     if first != outcome.fed or (
         rejected is not None and (rejected.label, rejected.reason) != (outcome.label, outcome.reason)
     ):
-        raise AssertionError(f"every_verdict disagrees with replay: first rejection {first}, FED {outcome.fed}")
+        raise AssertionError(
+            f"every_verdict disagrees with replay: first rejection {first}, FED {outcome.fed}"
+        )
     return tuple(out)
 
 

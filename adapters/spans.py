@@ -31,8 +31,8 @@ from .chat.semantics import _excerpt as _chat_excerpt
 from .errors import InputError
 from .inputs import open_binary, reading
 from .labels import NO_RULES, LabelRules, family_labels
-from .rejections import VERDICTS_KEY, Verdicts, next_position
 from .regex import Pattern
+from .rejections import VERDICTS_KEY, Verdicts, next_position
 from .text import printable
 
 if TYPE_CHECKING:

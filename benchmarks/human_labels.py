@@ -82,7 +82,9 @@ def rejected_calls(row: Mapping[str, Any]) -> tuple[tuple[int, str, str, bool], 
     """``(message, tool, label, counted)`` of every rejected call of a row (OUT-REJECTIONS)."""
     out = []
     for r in row["rejections"]:
-        out.append((int(r["source"]["message"]), str(r["tool"]), r["label"] or "unlabelled", bool(r["counted"])))
+        out.append(
+            (int(r["source"]["message"]), str(r["tool"]), r["label"] or "unlabelled", bool(r["counted"]))
+        )
     return tuple(out)
 
 
@@ -133,7 +135,9 @@ def every_rejection(table: Sequence[Mapping[str, Any]]) -> list[tuple[str, int, 
     for row in table:
         for r in row["rejections"]:
             text = str(r["reason"]).split(": ", 1)[1] if ": " in str(r["reason"]) else str(r["reason"])
-            out.append((row["task_id"], int(r["source"]["message"]), r["tool"], r["label"] or "unlabelled", text))
+            out.append(
+                (row["task_id"], int(r["source"]["message"]), r["tool"], r["label"] or "unlabelled", text)
+            )
     return out
 
 
@@ -150,7 +154,8 @@ def render(data: Path) -> str:
     lines = [
         "### Per rollout",
         "",
-        "| task | human first failure | root cause | prefixexec first rejected call | later rejected calls | relation |",
+        "| task | human first failure | root cause | prefixexec first rejected call | later rejected calls "
+        "| relation |",
         "|---|---|---|---|---|---|",
     ]
     for c in compared:
@@ -159,21 +164,26 @@ def render(data: Path) -> str:
             message, tool, label, _ = c.rejected[0]
             first = f"message {message} `{tool}` ({label})"
         later = ", ".join(f"{m} `{t}` ({lab})" for m, t, lab, _ in c.rejected[1:]) or "-"
-        lines.append(
-            f"| {c.task_id} | step {c.human_step}: {c.human_category} | step {c.root_step}: {c.root_category} "
-            f"| {first} | {later} | {c.relation} |"
-        )
+        human = f"step {c.human_step}: {c.human_category}"
+        root = f"step {c.root_step}: {c.root_category}"
+        lines.append(f"| {c.task_id} | {human} | {root} | {first} | {later} | {c.relation} |")
     table = agreement(compared)
     lines += [
         "",
         "### Agreement",
         "",
-        "| human first failure | rollouts | same | prefixexec earlier | prefixexec later | prefixexec silent |",
+        "| human first failure | rollouts | same | prefixexec earlier | prefixexec later "
+        "| prefixexec silent |",
         "|---|---|---|---|---|---|",
     ]
-    for group, name in ((True, "Invalid Invocation / Invention of New Information"), (False, "another category")):
+    for group, name in (
+        (True, "Invalid Invocation / Invention of New Information"),
+        (False, "another category"),
+    ):
         counts = table[group]
-        lines.append(f"| {name} | {sum(counts.values())} | " + " | ".join(str(counts[r]) for r in RELATIONS) + " |")
+        lines.append(
+            f"| {name} | {sum(counts.values())} | " + " | ".join(str(counts[r]) for r in RELATIONS) + " |"
+        )
     total = table[True] + table[False]
     lines.append(f"| all | {sum(total.values())} | " + " | ".join(str(total[r]) for r in RELATIONS) + " |")
     steps = step_matches(compared)
@@ -181,16 +191,19 @@ def render(data: Path) -> str:
     rejected = [r for c in compared for r in c.rejected]
     labelled = {(c.task_id, step) for c in compared for step, _ in c.human_steps}
     at_labelled = [1 for c in compared for m, *_ in c.rejected if (c.task_id, m) in labelled]
+    invocation_steps = {(t, s) for t, s, _, _ in invocations}
+    counted = sum(
+        1 for c in compared for m, *_, first in c.rejected if first and (c.task_id, m) in invocation_steps
+    )
     lines += [
         "",
         "### Human-labelled steps against every rejected call",
         "",
         f"- human-labelled failure steps: {len(steps)}; at a rejected call: "
         f"{sum(1 for s in steps if s[3] is not None)}",
-        f"- of them Invalid Invocation / Invention of New Information: {len(invocations)}; at a rejected call: "
-        f"{sum(1 for s in invocations if s[3] is not None)} "
-        f"(the first rejected call, counted by FED: "
-        f"{sum(1 for c in compared for m, *_, counted in c.rejected if counted and (c.task_id, m) in {(t, s) for t, s, _, _ in invocations})})",
+        f"- of them Invalid Invocation / Invention of New Information: {len(invocations)}; "
+        f"at a rejected call: {sum(1 for s in invocations if s[3] is not None)} "
+        f"(the first rejected call, counted by FED: {counted})",
         f"- rejected calls: {len(rejected)} in {sum(1 for c in compared if c.rejected)} rollouts; "
         f"at a human-labelled step: {len(at_labelled)}",
     ]
@@ -202,7 +215,8 @@ def render(data: Path) -> str:
         lines += [
             "",
             f"### Every rejected call, {name} ({len(found)} calls in "
-            f"{sum(1 for r in table_rows if r['rejections'])} of {len(table_rows)} rollouts; unlabelled: {share})",
+            f"{sum(1 for r in table_rows if r['rejections'])} of {len(table_rows)} rollouts; "
+            f"unlabelled: {share})",
             "",
             "| label | calls | tool messages |",
             "|---|---|---|",
@@ -211,14 +225,18 @@ def render(data: Path) -> str:
         for *_, label, text in found:
             texts.setdefault(label, Counter())[text] += 1
         for label, count in sorted(labels.items(), key=lambda item: (-item[1], item[0])):
-            quoted = "; ".join(f"{n} x `{t}`" for t, n in sorted(texts[label].items(), key=lambda i: (-i[1], i[0])))
+            quoted = "; ".join(
+                f"{n} x `{t}`" for t, n in sorted(texts[label].items(), key=lambda i: (-i[1], i[0]))
+            )
             lines.append(f"| {label} | {count} | {quoted} |")
     return "\n".join(lines) + "\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0] if __doc__ else None)
-    parser.add_argument("--data", type=Path, default=DATA, help="the AgentRx data folder (default: the checkout's)")
+    parser.add_argument(
+        "--data", type=Path, default=DATA, help="the AgentRx data folder (default: the checkout's)"
+    )
     args = parser.parse_args(argv)
     print(render(args.data), end="")
     return 0

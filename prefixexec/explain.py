@@ -5,7 +5,8 @@ marked ``ok`` (executed: k < FED), ``FAIL`` with the label and the reason (k = F
 ``after the first failure (not counted)`` (k > FED: replay stops at the first failure), then
 T, FED and success. Where the adapter judges every action (OUT-REJECTIONS), a later rejected
 action is shown too, with its label, its reason and whether the agent recovered, still marked as
-not counted: FED counts the first rejection alone. Rendered with ``rich``: colour only on a terminal, plain text when piped.
+not counted: FED counts the first rejection alone. Rendered with ``rich``: colour only on a
+terminal, plain text when piped.
 """
 
 from __future__ import annotations
@@ -197,7 +198,7 @@ def render(rollouts: Sequence[Rollout], file: IO[str], colour: bool) -> None:
                 line.append(f"  [{AFTER}]", style="dim")
             if found is not None:
                 line.append(f"  ({_recovery(found)})", style="dim")
-            if sources is not None:  # OUT-SOURCE: where the action sits in the input
+            if sources is not None and (mark == FAIL or found is not None):  # OUT-SOURCE
                 line.append(printable(f"  <{_source_text(sources[k - 1])}>"), style="dim")
             console.print(line)
             if mark == FAIL and outcome.reason:

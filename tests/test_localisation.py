@@ -9,6 +9,7 @@ with prefixexec's readers, and the counts are compared with what prefixexec list
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 import re
 import sys
@@ -123,7 +124,10 @@ def test_every_rejected_call_of_the_agentrx_runs_is_listed_with_its_label(
     ]
     # the same calls, in the same order, each reason quoting its tool message
     assert [(t, m, tool) for t, m, tool, *_ in listed] == [(t, m, tool) for t, m, tool, _ in raw]
-    assert all(reason.endswith(text) or text in reason for (*_, reason, _), (*_, text) in zip(listed, raw, strict=True))
+    assert all(
+        reason.endswith(text) or text in reason
+        for (*_, reason, _), (*_, text) in zip(listed, raw, strict=True)
+    )
     before, arguments = earlier_texts(path), raw_arguments(path)
     expected = [expected_label(text, arguments[t, m], before[t, m]) for t, m, _, text in raw]
     assert [label for *_, label in listed] == expected
@@ -140,9 +144,13 @@ def test_the_first_rejection_is_the_one_fed_counts(path: Path) -> None:
         assert (rejections == []) == row["executable"]
         if rejections:
             first, *later = rejections
-            assert (first["position"], first["label"], first["reason"]) == (row["fed"], row["label"], row["reason"])
+            assert (first["position"], first["label"], first["reason"]) == (
+                row["fed"],
+                row["label"],
+                row["reason"],
+            )
             assert first["counted"] and not any(r["counted"] for r in later)
-            assert all(a["position"] < b["position"] for a, b in zip(rejections, rejections[1:]))
+            assert all(a["position"] < b["position"] for a, b in itertools.pairwise(rejections))
 
 
 @pytest.mark.spec("OUT-REJECTIONS")
@@ -220,7 +228,9 @@ def test_explain_text_marks_later_rejections(capsys: pytest.CaptureFixture[str])
     out = capsys.readouterr().out
     lines = out.splitlines()
     fail = next(line for line in lines if " FAIL " in line)
-    assert "find_user_id_by_email" in fail and fail.rstrip().endswith("dependency  (recovered: no)  <message 5>")
+    assert "find_user_id_by_email" in fail and fail.rstrip().endswith(
+        "dependency  (recovered: no)  <message 5>"
+    )
     later = [line for line in lines if " REJ " in line]
     assert len(later) == 2 and all("[after the first failure (not counted)]" in line for line in later)
     assert "schema" in later[0] and "<message 17>" in later[0]
@@ -240,12 +250,23 @@ def test_a_counted_harness_error_lists_no_rejections() -> None:
 
 def chat_line(messages: list[dict[str, Any]]) -> dict[str, Any]:
     tools = [{"type": "function", "function": {"name": name}} for name in ("exchange", "pay")]
-    return {"task_id": "t", "model": "m", "method": "x", "success": False, "messages": messages, "tools": tools}
+    return {
+        "task_id": "t",
+        "model": "m",
+        "method": "x",
+        "success": False,
+        "messages": messages,
+        "tools": tools,
+    }
 
 
 def chat_call(call_id: str, name: str) -> dict[str, Any]:
     function = {"name": name, "arguments": json.dumps({"order_id": "#W1"})}
-    return {"role": "assistant", "content": None, "tool_calls": [{"id": call_id, "type": "function", "function": function}]}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": call_id, "type": "function", "function": function}],
+    }
 
 
 def chat_result(call_id: str, text: str, error: bool) -> dict[str, Any]:
@@ -338,7 +359,9 @@ def test_human_label_comparison_counts() -> None:
         first = min(entry["failures"], key=lambda f: f["step_number"])
         step, category = first["step_number"], first["failure_category"]
         fed = first_rejected.get(str(entry["trajectory_id"]))
-        relation = "silent" if fed is None else "same" if fed == step else "earlier" if fed < step else "later"
+        relation = (
+            "silent" if fed is None else "same" if fed == step else "earlier" if fed < step else "later"
+        )
         counts[category in ("Invalid Invocation", "Invention of New Information"), relation] += 1
     # written down from the loop above (docs/localisation.md quotes them): the one rollout whose
     # human first failure is an Invalid Invocation (task 34) has an earlier rejected call; of the

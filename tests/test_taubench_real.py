@@ -139,7 +139,9 @@ def test_tau2_runs_agree_with_the_independent_count(path: Path) -> None:
     assert adapter_rows(taubench.read([str(path)], NONE)) == oracle_tau2(path)
 
 
-@pytest.mark.spec("TAU-REAL-FIXTURES", "TAU-PAIR", "TAU-V1-NAME", "TAU-V1-DOMAIN", "TAU-CRASH", "LABEL-ARGUMENTS")
+@pytest.mark.spec(
+    "TAU-REAL-FIXTURES", "TAU-PAIR", "TAU-V1-NAME", "TAU-V1-DOMAIN", "TAU-CRASH", "LABEL-ARGUMENTS"
+)
 def test_assertions_agent_run(capsys: pytest.CaptureFixture[str]) -> None:
     rollouts = taubench.read([str(ASSERTIONS)], NONE)
     err = capsys.readouterr().err

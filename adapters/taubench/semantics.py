@@ -298,6 +298,7 @@ def past_call(state: TauState, action: Action) -> TauState:
     seen = state.seen + exchange.context
     return TauState(state.task, state.position + 1, seen)
 
+
 __all__ = [
     "DOMAIN_ID_PREFIXES",
     "FAMILIES",
