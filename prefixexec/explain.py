@@ -60,7 +60,7 @@ def explanation(rollout: Rollout) -> dict[str, Any]:
     turns = rollout.meta.get("action_turns")
     texts = _texts(rollout)
     sources = action_sources(rollout)
-    rejected = _rejected(out["rejections"])
+    rejected = rejected_by_position(out["rejections"])
     steps = []
     for k, action in enumerate(outcome.actions, start=1):
         step = action_json(action, k, turns if isinstance(turns, list | tuple) else None, sources)
@@ -81,14 +81,15 @@ def explanation(rollout: Rollout) -> dict[str, Any]:
 _REJECTION_KEYS = ("label", "reason", "counted", "recovered", "recovered_at")
 
 
-def _rejected(rejections: object) -> dict[int, dict[str, Any]] | None:
+def rejected_by_position(rejections: object) -> dict[int, dict[str, Any]] | None:
     """The rejections of a row by position, or ``None`` when the adapter does not list them."""
     if not isinstance(rejections, list):
         return None
     return {int(r["position"]): r for r in rejections}
 
 
-def _recovery(found: dict[str, Any]) -> str:
+def recovery_text(found: dict[str, Any]) -> str:
+    """``recovered: ...`` for one rejected action of a row's ``rejections`` (OUT-REJECTIONS)."""
     at = found["recovered_at"]
     if at is not None:
         return f"recovered: yes (the same tool accepted at action {at})"
@@ -172,7 +173,7 @@ def render(rollouts: Sequence[Rollout], file: IO[str], colour: bool) -> None:
         turns = turns if isinstance(turns, list | tuple) and len(turns) == len(outcome.actions) else None
         texts = _texts(rollout)
         sources = action_sources(rollout)
-        rejected = _rejected(rejections_json(rollout)) or {}
+        rejected = rejected_by_position(rejections_json(rollout)) or {}
         for k, action in enumerate(outcome.actions, start=1):
             written = None if texts is None else texts[k - 1]
             mark = verdict(k, outcome.fed)
@@ -197,7 +198,7 @@ def render(rollouts: Sequence[Rollout], file: IO[str], colour: bool) -> None:
                 line.append(printable(call_text(action, written)), style="dim")
                 line.append(f"  [{AFTER}]", style="dim")
             if found is not None:
-                line.append(f"  ({_recovery(found)})", style="dim")
+                line.append(f"  ({recovery_text(found)})", style="dim")
             if sources is not None and (mark == FAIL or found is not None):  # OUT-SOURCE
                 line.append(printable(f"  <{_source_text(sources[k - 1])}>"), style="dim")
             console.print(line)
