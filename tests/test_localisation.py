@@ -12,6 +12,7 @@ import importlib.util
 import itertools
 import json
 import re
+import subprocess
 import sys
 import unicodedata
 from collections import Counter
@@ -370,6 +371,15 @@ def test_human_label_comparison_counts() -> None:
                       (False, "silent"): 20}  # fmt: skip
     module = _benchmark()
     text = module.render(AGENTRX)
+    # the script runs as the docs say, from the checkout, and prints the same
+    done = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "human_labels.py")],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    assert done.stdout == text
     assert "| Invalid Invocation / Invention of New Information | 1 | 0 | 1 | 0 | 0 |" in text
     assert "| another category | 28 | 2 | 4 | 2 | 20 |" in text
     assert "| all | 29 | 2 | 5 | 2 | 20 |" in text
