@@ -355,6 +355,27 @@ def _rule(entry: object, path: str, where: str) -> LabelRule:
     return LabelRule(checked_pattern(pattern, path, f"{where}: 'pattern'"), _LABELS[label])
 
 
+# --- argument-constraint families (issue 42, LABEL-ARGUMENTS) -----------------------------------------
+# Kept apart from the other adapters' families so that other additions merge cleanly. A tool that
+# checks a constraint between its own arguments and refuses the call says so in words no schema
+# family knew: tau-bench retail's exchange and modify tools ("Error: the number of items to be
+# exchanged should match", item_ids and new_item_ids of different lengths), its return tool ("Error:
+# payment method should be either the original payment method or a gift card"), the payment
+# change ("Error: the new payment method should be different from the current one"), and the
+# airline passenger update ("Error: the number of passengers does not match"). Each is a malformed
+# call, whatever the state: ``schema``. Matched on the masked text (LABEL-MASK), on word bounds.
+ARGUMENT_FAMILY = re.compile(
+    r"\bnumber of [a-z][a-z ]{0,60}? (?:should|must) (?:match|be the same)\b"
+    r"|\bnumber of [a-z][a-z ]{0,60}? (?:does not|doesn't) match\b"
+    r"|\bshould be either\b|\bmust be either\b"
+    r"|\bshould be different from\b|\bmust be different from\b"
+    r"|\bthere should be exactly\b",
+    re.IGNORECASE,
+)
+#: The argument-constraint families, shared by the tau-bench, chat and trace adapters (LABEL-ARGUMENTS).
+ARGUMENT_FAMILIES: tuple[tuple[Label, re.Pattern[str]], ...] = ((Label.SCHEMA, ARGUMENT_FAMILY),)
+
+
 def family_labels(
     message: str,
     arguments: object,

@@ -34,6 +34,7 @@ from .errors import InputError
 from .inputs import open_binary, reading
 from .labels import NO_RULES, LabelRules, family_labels
 from .regex import Pattern
+from .rejections import VERDICTS_KEY, Verdicts, next_position
 from .text import printable
 
 if TYPE_CHECKING:
@@ -735,7 +736,8 @@ def trace_rollouts(
         task, roots = trace_task(trace, members, options)
         calls = task.calls
         members_by_start = sorted(members, key=_START)
-        outcome = replay(SEMANTICS, task, [c.action for c in calls])
+        actions = [c.action for c in calls]
+        outcome = replay(SEMANTICS, task, actions)
         # in start order: the first model and agent named, the first time
         model = agent = None
         first = 0  # a trace object has no time
@@ -761,7 +763,8 @@ def trace_rollouts(
             "source": root.where,
             "trace_id": trace,
             "root_span": root.span,
-            "action_spans": [c.span for c in calls],
+            "action_spans": [c.span for c in calls],  # OUT-SOURCE: each action's span id
+            VERDICTS_KEY: Verdicts(SEMANTICS, task, actions, next_position, outcome),  # OUT-REJECTIONS
         }
         key = ConditionKey(dataset, model, method)
         built.append((first, trace, key, task_id, outcome, success, meta))

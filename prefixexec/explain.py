@@ -3,7 +3,10 @@
 Per rollout: a heading (condition, task, trial, source), the numbered actions a_1..a_T, each
 marked ``ok`` (executed: k < FED), ``FAIL`` with the label and the reason (k = FED), or
 ``after the first failure (not counted)`` (k > FED: replay stops at the first failure), then
-T, FED and success. Rendered with ``rich``: colour only on a terminal, plain text when piped.
+T, FED and success. Where the adapter judges every action (OUT-REJECTIONS), a later rejected
+action is shown too, with its label, its reason and whether the agent recovered, still marked as
+not counted: FED counts the first rejection alone. Rendered with ``rich``: colour only on a
+terminal, plain text when piped.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from prefixexec.adapters.harness import HarnessFault
 from prefixexec.kernel import Rollout
 from prefixexec.kernel.actions import NoToolAction, ToolCall
 
-from .rollouts import action_json, json_value, row
+from .rollouts import action_json, action_sources, json_value, rejections_json, row
 
 #: Longest argument text shown on an action's line.
 ARGUMENT_LIMIT = 160
@@ -56,15 +59,41 @@ def explanation(rollout: Rollout) -> dict[str, Any]:
     outcome = rollout.outcome
     turns = rollout.meta.get("action_turns")
     texts = _texts(rollout)
+    sources = action_sources(rollout)
+    rejected = rejected_by_position(out["rejections"])
     steps = []
     for k, action in enumerate(outcome.actions, start=1):
-        step = action_json(action, k, turns if isinstance(turns, list | tuple) else None)
+        step = action_json(action, k, turns if isinstance(turns, list | tuple) else None, sources)
         if texts is not None:
             step["text"] = texts[k - 1]
         step["verdict"] = {OK: "ok", FAIL: "failed", AFTER: "not_evaluated"}[verdict(k, outcome.fed)]
+        if rejected is not None:  # OUT-REJECTIONS: the recorded verdict, counted or not
+            found = rejected.get(k)
+            step["rejected"] = found is not None
+            if found is not None:
+                step["rejection"] = {key: found[key] for key in _REJECTION_KEYS}
         steps.append(step)
     out["actions"] = steps if outcome.actions else None
     return out
+
+
+#: The keys of a step's ``rejection`` object in ``explain --json`` (OUT-REJECTIONS).
+_REJECTION_KEYS = ("label", "reason", "counted", "recovered", "recovered_at")
+
+
+def rejected_by_position(rejections: object) -> dict[int, dict[str, Any]] | None:
+    """The rejections of a row by position, or ``None`` when the adapter does not list them."""
+    if not isinstance(rejections, list):
+        return None
+    return {int(r["position"]): r for r in rejections}
+
+
+def recovery_text(found: dict[str, Any]) -> str:
+    """``recovered: ...`` for one rejected action of a row's ``rejections`` (OUT-REJECTIONS)."""
+    at = found["recovered_at"]
+    if at is not None:
+        return f"recovered: yes (the same tool accepted at action {at})"
+    return "recovered: yes (the rollout succeeded)" if found["recovered"] else "recovered: no"
 
 
 def _yes(value: bool) -> str:
@@ -77,6 +106,13 @@ def _texts(rollout: Rollout) -> list[str] | None:
     if isinstance(texts, list | tuple) and len(texts) == len(rollout.outcome.actions):
         return [str(t) for t in texts]
     return None
+
+
+def _source_text(source: object) -> str:
+    """``message 5`` / ``span 3f2a...``: where an action sits in the input (OUT-SOURCE)."""
+    if isinstance(source, dict):
+        return "  ".join(f"{key.replace('_id', '')} {value}" for key, value in source.items())
+    return str(source)
 
 
 def reason_text(indent: int, reason: str) -> str:
@@ -136,9 +172,12 @@ def render(rollouts: Sequence[Rollout], file: IO[str], colour: bool) -> None:
         turns = rollout.meta.get("action_turns")
         turns = turns if isinstance(turns, list | tuple) and len(turns) == len(outcome.actions) else None
         texts = _texts(rollout)
+        sources = action_sources(rollout)
+        rejected = rejected_by_position(rejections_json(rollout)) or {}
         for k, action in enumerate(outcome.actions, start=1):
             written = None if texts is None else texts[k - 1]
             mark = verdict(k, outcome.fed)
+            found = rejected.get(k)
             line = Text(f"  {k:>{width}}  ")
             if turns is not None:
                 line.append(f"turn {turns[k - 1]}  ", style="dim")
@@ -149,19 +188,33 @@ def render(rollouts: Sequence[Rollout], file: IO[str], colour: bool) -> None:
                 line.append("FAIL  ", style="bold red")
                 line.append(printable(call_text(action, written)), style="bold")
                 line.append("  " + (outcome.label.value if outcome.label else "unlabelled"), style="red")
+            elif found is not None:  # OUT-REJECTIONS: a later rejection, shown, not counted
+                line.append("REJ   ", style="red")
+                line.append(printable(call_text(action, written)))
+                line.append("  " + (found["label"] or "unlabelled"), style="red")
+                line.append(f"  [{AFTER}]", style="dim")
             else:
                 line.append("--    ", style="dim")
                 line.append(printable(call_text(action, written)), style="dim")
                 line.append(f"  [{AFTER}]", style="dim")
+            if found is not None:
+                line.append(f"  ({recovery_text(found)})", style="dim")
+            if sources is not None and (mark == FAIL or found is not None):  # OUT-SOURCE
+                line.append(printable(f"  <{_source_text(sources[k - 1])}>"), style="dim")
             console.print(line)
             if mark == FAIL and outcome.reason:
                 console.print(Text(reason_text(width + 4, outcome.reason)))
+            elif found is not None and found["reason"]:
+                console.print(Text(reason_text(width + 4, found["reason"])))
         summary = Text(f"  T = {outcome.T}  FED = {outcome.fed}  ")
         summary.append(
             "fully executable" if outcome.fully_executable else f"first failure at action {outcome.fed}",
             style="green" if outcome.fully_executable else "red",
         )
         summary.append(f"  success: {_yes(rollout.success)}")
+        later = sum(1 for k in rejected if k > outcome.fed)
+        if later:
+            summary.append(f"  {later} more rejected after FED (not counted)")
         console.print(summary)
 
 

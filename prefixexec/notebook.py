@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from prefixexec.api import Scores
 
+#: Row keys holding a list of objects, kept as JSON text in a data frame (``[]`` included).
+LIST_COLUMNS = frozenset({"rejections"})
 #: Rows shown in a notebook before "... N more rows".
 MAX_ROWS = 50
 
@@ -33,7 +35,9 @@ def flatten(row: Mapping[str, Any]) -> dict[str, Any]:
     ``failing.tool``, ...; deeper values (arguments, lists of objects) become JSON text."""
     out: dict[str, Any] = {}
     for key, value in row.items():
-        if isinstance(value, Mapping):
+        if key in LIST_COLUMNS:  # OUT-REJECTIONS: one type per column, empty lists too
+            out[key] = None if value is None else json.dumps(value, ensure_ascii=False, sort_keys=True)
+        elif isinstance(value, Mapping):
             for inner, item in value.items():
                 out[f"{key}.{inner}"] = _cell(item)
         else:

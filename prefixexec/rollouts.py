@@ -4,7 +4,11 @@ One row per rollout, in input order, with the keys of :data:`ROW_KEYS` (a contra
 ``score --json``: keys may be added, never renamed; JSON Schema spec/rollouts.schema.json).
 ``failing`` describes the first non-executable action a_FED: its 1-based ``position``, the
 ``turn`` where the benchmark has turns, the ``tool`` and its ``arguments`` (or ``text`` when the
-call could not be parsed), or ``kind: "no_tool"`` for the terminal no-tool action.
+call could not be parsed), or ``kind: "no_tool"`` for the terminal no-tool action, and where the
+adapter knows it, the action's ``source`` in the input (OUT-SOURCE: its message, or its span).
+``rejections`` lists every rejected action, not only a_FED, where the adapter judges every action
+(OUT-REJECTIONS): position, label, reason, whether the agent recovered, and ``counted`` (true for
+a_FED only: FED and every metric count the first rejection alone); ``null`` where it does not.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Any
 from prefixexec.adapters.errors import InputError
 from prefixexec.adapters.files import atomic_path, output_directory
 from prefixexec.adapters.harness import HarnessFault
+from prefixexec.adapters.rejections import SOURCES_KEY, verdicts_of
 from prefixexec.kernel import Rollout
 from prefixexec.kernel.actions import Action, NoToolAction, ToolCall
 
@@ -38,9 +43,12 @@ ROW_KEYS: tuple[str, ...] = (
     "failing",
     "success",
     "source",
+    "rejections",
 )
 #: Formats of ``--rollouts PATH``, by the path's extension (OUT-ROLLOUTS-FILE).
 FORMATS = (".jsonl", ".csv", ".parquet")
+#: Keys whose value is written as its JSON text in a CSV cell or a Parquet string.
+_JSON_CELLS = frozenset({"failing", "rejections"})
 #: Longest text of a value that cannot be written as JSON.
 _REPR_LIMIT = 500
 
@@ -65,11 +73,18 @@ def json_value(value: object, depth: int = 0) -> Any:
     return text if len(text) <= _REPR_LIMIT else text[: _REPR_LIMIT - 3] + "..."
 
 
-def action_json(action: Action, position: int, turns: Sequence[object] | None = None) -> dict[str, Any]:
+def action_json(
+    action: Action,
+    position: int,
+    turns: Sequence[object] | None = None,
+    sources: Sequence[object] | None = None,
+) -> dict[str, Any]:
     """An action as the ``failing`` object (and as one step of ``explain``)."""
     out: dict[str, Any] = {"position": position}
     if turns is not None and 0 < position <= len(turns):
         out["turn"] = json_value(turns[position - 1])
+    if sources is not None and 0 < position <= len(sources):
+        out["source"] = json_value(sources[position - 1])
     if isinstance(action, HarnessFault):  # HARNESS-COUNT: the harness ended the rollout here
         out.update(kind="harness_error", tool=None, arguments=None)
         return out
@@ -89,6 +104,60 @@ def _turns(rollout: Rollout) -> Sequence[object] | None:
     return turns if isinstance(turns, list | tuple) else None
 
 
+def action_sources(rollout: Rollout) -> Sequence[object] | None:
+    """Where each action a_1..a_T sits in the input (OUT-SOURCE), as the adapter recorded it: the
+    1-based ``message`` of a message list (tau-bench, chat), or the ``span_id`` of a trace; ``None``
+    when the adapter records no position for every action."""
+    T = len(rollout.outcome.actions)
+    sources = rollout.meta.get(SOURCES_KEY)
+    if isinstance(sources, list | tuple) and len(sources) == T:
+        return sources
+    spans = rollout.meta.get("action_spans")  # traces: TRACE-EVALUATIONS keeps each call's span
+    if isinstance(spans, list | tuple) and len(spans) == T:
+        return [{"span_id": span} for span in spans]
+    return None
+
+
+def rejections_json(rollout: Rollout) -> list[dict[str, Any]] | None:
+    """Every rejected action of the rollout (OUT-REJECTIONS), in order: the ``failing`` object's
+    ``position``, ``turn``, ``source``, ``kind``, ``tool`` plus ``label``, ``reason``, ``counted``
+    (a_FED: the only one FED counts), ``recovered`` (a later call of the same tool was accepted, or
+    the rollout succeeded) and ``recovered_at`` (that later call's position, else null). ``None``
+    when the adapter does not judge the actions after a_FED."""
+    outcome = rollout.outcome
+    verdicts = verdicts_of(rollout.meta, outcome)
+    if verdicts is None:
+        return None
+    turns, sources = _turns(rollout), action_sources(rollout)
+    # the next accepted call of each tool after position k, found in one backward pass
+    next_accepted: dict[int, int | None] = {}
+    accepted_at: dict[str, int] = {}
+    for k in range(len(verdicts), 0, -1):
+        action = outcome.actions[k - 1]
+        if isinstance(action, ToolCall):
+            if verdicts[k - 1] is None:
+                accepted_at[action.name] = k
+            else:
+                next_accepted[k] = accepted_at.get(action.name)
+    out: list[dict[str, Any]] = []
+    for k, verdict in enumerate(verdicts, start=1):
+        if verdict is None:
+            continue
+        item = action_json(outcome.actions[k - 1], k, turns, sources)
+        item.pop("arguments", None)
+        at = next_accepted.get(k)
+        label = verdict.label
+        item.update(
+            label=None if label is None else label.value,
+            reason=verdict.reason,
+            counted=k == outcome.fed,
+            recovered=at is not None or rollout.success,
+            recovered_at=at,
+        )
+        out.append(item)
+    return out
+
+
 def failing_json(rollout: Rollout) -> dict[str, Any] | None:
     """The ``failing`` object of a rollout: ``None`` when it is fully executable."""
     outcome = rollout.outcome
@@ -100,7 +169,7 @@ def failing_json(rollout: Rollout) -> dict[str, Any] | None:
     if failing is None:
         # An outcome recorded without its actions: only the position is known.
         return {"position": outcome.fed, "kind": "unknown", "tool": None, "arguments": None}
-    out = action_json(failing, outcome.fed, _turns(rollout))
+    out = action_json(failing, outcome.fed, _turns(rollout), action_sources(rollout))
     text = rollout.meta.get("failing_text")
     texts = rollout.meta.get("action_texts")  # the calls as the model wrote them (BFCL)
     if not isinstance(text, str) and isinstance(texts, list | tuple) and len(texts) == outcome.T:
@@ -148,6 +217,7 @@ def row(rollout: Rollout) -> dict[str, Any]:
         "failing": failing_json(rollout),
         "success": rollout.success,
         "source": source_of(rollout),
+        "rejections": rejections_json(rollout),
     }
 
 
@@ -165,7 +235,7 @@ def safe_text(text: str) -> str:
     return text
 
 
-def json_line(document: Mapping[str, Any]) -> str:
+def json_line(document: Mapping[str, Any] | Sequence[Any]) -> str:
     """One JSON object on a line; ASCII escapes only when the text holds a lone surrogate."""
     line = json.dumps(document, ensure_ascii=False, allow_nan=False)
     try:
@@ -191,7 +261,7 @@ def csv_text(table: Sequence[Mapping[str, Any]]) -> str:
             value = r[key]
             if value is None:
                 cells.append("")
-            elif key == "failing":
+            elif key in _JSON_CELLS:
                 cells.append(json_line(value).rstrip("\n"))
             elif isinstance(value, bool):
                 cells.append("true" if value else "false")
@@ -247,13 +317,14 @@ def _write_parquet(target: Path, table: Sequence[Mapping[str, Any]]) -> None:
             ("failing", pa.string()),
             ("success", pa.bool_()),
             ("source", pa.string()),
+            ("rejections", pa.string()),
         ]
     )
     columns: dict[str, list[Any]] = {key: [] for key in ROW_KEYS}
     for r in table:
         for key in ROW_KEYS:
             value = r[key]
-            if key == "failing" and value is not None:
+            if key in _JSON_CELLS and value is not None:
                 value = json_line(value).rstrip("\n")
             elif isinstance(value, str):
                 value = safe_text(value)

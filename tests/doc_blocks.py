@@ -33,6 +33,8 @@ END = "<!-- end generated -->"
 
 #: The real tau-bench run the front page shows (MIT, in tests/data/real).
 TAU = "tests/data/real/tau-bench-v1/gpt-4o-airline.json"
+#: The AgentRx tau-bench retail run with human step labels (MIT, in tests/data/real).
+AGENTRX = "tests/data/real/agentrx-tau-retail/data/tau_retail/tau_dataset_failed.json"
 
 
 @contextlib.contextmanager
@@ -130,6 +132,19 @@ def _usage_error() -> str:
     return f"```\n$ prefixexec {' '.join(shlex.quote(a) for a in argv)}\n{err.getvalue()}```"
 
 
+def _human_labels() -> str:
+    """What ``python benchmarks/human_labels.py`` prints (docs/localisation.md)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("human_labels", REPO / "benchmarks" / "human_labels.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["human_labels"] = module
+    spec.loader.exec_module(module)
+    with contextlib.redirect_stderr(io.StringIO()):
+        return str(module.render(module.DATA)).rstrip("\n")
+
+
 #: Block name -> what it holds now. The ``demo-table`` block runs the whole demo (~10 s).
 GENERATORS: dict[str, Callable[[], str]] = {
     "score-records": lambda: shell(["score", "--bootstrap", "0", "examples/demo.jsonl"]),
@@ -139,6 +154,8 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "sample-bfcl": _sample_bfcl,
     "usage-error": _usage_error,
     "demo-table": _demo,
+    "explain-agentrx": lambda: shell(["explain", AGENTRX, "--task", "34"]),
+    "human-labels": _human_labels,
 }
 
 

@@ -180,5 +180,9 @@ def test_scores_tables_agree_with_their_docs() -> None:
     )
     assert int((~rollouts["executable"]).sum()) == c.RR_eligible == 52  # 52 non-executable rollouts (README)
     assert scores.to_polars("rollouts").height == 200
+    # OUT-REJECTIONS: one column of JSON text; the first rejected call of each rollout is a_FED
+    listed = [json.loads(text) for text in rollouts["rejections"]]
+    assert [bool(r) for r in listed] == list(~rollouts["executable"])
+    assert all(r[0]["position"] == fed for r, fed in zip(listed, rollouts["fed"], strict=True) if r)
     html = scores._repr_html_()
     assert "0.74 [0.64, 0.83]" in html and scores.signature in html

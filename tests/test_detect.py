@@ -24,6 +24,15 @@ SUMMARY = "result_summary.json"
 #: by hand from each file's documentation (SOURCE.md / README.md of its folder), not from the
 #: detector's output.
 EXPECTED: dict[str, str | None] = {
+    # agentrx-tau-retail/SOURCE.md: two tau-bench v1 retail result lists; the human labels, the
+    # tool structure and the policy are not runs.
+    "main/tests/data/real/agentrx-tau-retail/LICENSE.txt": None,
+    "main/tests/data/real/agentrx-tau-retail/SOURCE.md": None,
+    "main/tests/data/real/agentrx-tau-retail/data/ground_truth/tau_ground_truth.json": None,
+    "main/tests/data/real/agentrx-tau-retail/data/policies/retail_policy.txt": None,
+    "main/tests/data/real/agentrx-tau-retail/data/tau_retail/tau_dataset_failed.json": "taubench",
+    "main/tests/data/real/agentrx-tau-retail/data/tau_retail/tau_dataset_full.json.zst": "taubench",
+    "main/tests/data/real/agentrx-tau-retail/data/tool_schemas/tools_structure.json": None,
     # bfcl-v4/SOURCE.md: BFCL result files (by name), BFCL's own score file and leaderboard CSVs.
     "main/tests/data/real/bfcl-v4/LICENSE": None,
     "main/tests/data/real/bfcl-v4/SOURCE.md": None,

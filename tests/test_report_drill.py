@@ -164,3 +164,25 @@ def test_the_condition_column_stays_short_on_a_laptop(report_dir: Path, browser:
         assert width <= room  # no sideways scrolling needed
     finally:
         browser.set_window_size(1400, 1000)
+
+
+@pytest.mark.spec("REP-DRILL", "OUT-REJECTIONS")
+def test_the_trace_shows_later_rejections_not_counted(report_dir: Path, browser: Any) -> None:
+    # Issue 42: the expanded trace shows every rejected call; the later ones in red, marked as not
+    # counted, with their label. The rows the same report wrote (rollouts.jsonl) list them.
+    from selenium.webdriver.common.by import By
+
+    rows = [r for r in rows_of(report_dir) if not r["executable"]]
+    index, row = next((i, r) for i, r in enumerate(rows) if len(r["rejections"]) > 1)
+    browser.get((report_dir / "report.html").as_uri())
+    browser.find_element(By.CSS_SELECTOR, f"#r{index} button.expand").click()
+    trace = browser.find_element(By.ID, f"r{index}-trace")
+    items = trace.find_elements(By.TAG_NAME, "li")
+    later = trace.find_elements(By.CSS_SELECTOR, "li.rejected")
+    assert [items.index(li) + 1 for li in later] == [r["position"] for r in row["rejections"][1:]]
+    for li, r in zip(later, row["rejections"][1:], strict=True):
+        assert li.text.startswith("REJ  ") and f"[{r['label'] or 'unlabelled'}]" in li.text
+        assert "[after the first failure (not counted)]" in li.text and "recovered: " in li.text
+    assert background(later[0]) == background(items[0]) or row["fed"] == 1  # not highlighted
+    fail = trace.find_element(By.CSS_SELECTOR, "li.fail")
+    assert "recovered: " in fail.text

@@ -149,8 +149,12 @@ def test_explain_marks_ok_fail_and_after(capsys: pytest.CaptureFixture[str]) -> 
     marks = [re.sub(r"^\s*\d+\s+turn \d+\s+", "", line).split()[0] for line in steps]
     assert marks == ["ok", "ok", "ok", "ok", "FAIL", "--", "--", "--"]
     fail = next(line for line in lines if " FAIL " in line)
+    # the label, then whether the agent recovered (OUT-REJECTIONS: the 8th call, book_reservation
+    # again, was accepted: raw_tool_calls and traj[29], a reservation, not an "Error"), then where the
+    # call sits (OUT-SOURCE: traj[20], message 21 counting the system message as 1)
+    assert calls[4] == calls[7] == "book_reservation"
     assert fail.strip().startswith("5  turn 6  FAIL  book_reservation(") and fail.rstrip().endswith(
-        "state_consistency"
+        "state_consistency  (recovered: yes (the same tool accepted at action 8))  <message 21>"
     )
     assert sum("[after the first failure (not counted)]" in line for line in lines) == 3
     assert re.search(r"reason: .*payment amount does not add up", out)

@@ -11,6 +11,7 @@ non-stop terminations, a call without tool message and a tool message answering 
 
 from __future__ import annotations
 
+import io
 import json
 import tempfile
 from collections import Counter
@@ -688,9 +689,10 @@ def test_v1_domain_from_system_prompt(tmp_path: Path) -> None:
     # The file name says airline, the system prompt retail: refused.
     with pytest.raises(InputError, match="system prompt says domain 'retail', the file name says 'airline'"):
         taubench.read([str(write(tmp_path / "m-airline.json", [record]))], NONE)
-    # Neither a name nor a prompt: refused, asking for a model, then for a domain.
+    # Neither a name nor a prompt: the model is the file's stem (TAU-V1-MODEL-STEM), the domain
+    # cannot be told: refused, with or without --model.
     record["traj"] = [v1_user("hi")]
-    with pytest.raises(InputError, match="pass --model"):
+    with pytest.raises(InputError, match="cannot tell the domain"):
         taubench.read([str(write(tmp_path / "out.json", [record]))], NONE)
     with pytest.raises(InputError, match="cannot tell the domain"):
         taubench.read([str(write(tmp_path / "out.json", [record]))], AdapterOptions(model="m"))
@@ -818,9 +820,9 @@ def test_nothing_is_written_on_bad_input(capsys: pytest.CaptureFixture[str], tmp
     assert "tau-bench/airline / gpt-4.1" in target.read_text(encoding="utf-8")
 
 
-@pytest.mark.spec("TAU-V1-NAME")
+@pytest.mark.spec("TAU-V1-NAME", "TAU-V1-MODEL-STEM")
 def test_a_renamed_file_reports_its_real_defect_before_the_missing_model(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Issue 30: a renamed copy of the real run with a broken record said "cannot tell the model"
     # and hid the record's fault, which --model then revealed.
@@ -835,7 +837,23 @@ def test_a_renamed_file_reports_its_real_defect_before_the_missing_model(
         f"{renamed}: record 3 (task 3, trial 0): 'traj' must be a JSON list, got int"
         in capsys.readouterr().err
     )
+    # Mended, the renamed file names no model: read with the model named after its stem, said in
+    # one line (TAU-V1-MODEL-STEM); --model silences it.
     data[3]["traj"] = []
     renamed.write_text(json.dumps(data), encoding="utf-8")
-    assert main(["score", "--quiet", "--bootstrap", "0", str(renamed)]) == 2
-    assert "cannot tell the model from the records or the file name" in capsys.readouterr().err
+    assert main(["score", "--quiet", "--bootstrap", "0", "--json", str(renamed)]) == 0
+    out, err = capsys.readouterr()
+    assert [c["model"] for c in json.loads(out)["conditions"]] == ["run"]
+    notice = (
+        f"prefixexec: warning: {renamed}: neither the records nor the file name (<model>-<domain>.json) "
+        "name the model: read as model 'run', the file's stem (TAU-V1-MODEL-STEM); pass --model to set it"
+    )
+    assert err.splitlines() == [notice]
+    assert main(["score", "--quiet", "--bootstrap", "0", "--model", "m", str(renamed)]) == 0
+    assert "TAU-V1-MODEL-STEM" not in capsys.readouterr().err
+    # Standard input has no stem: refused, after every record was checked.
+    monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(data)))
+    assert main(["score", "--quiet", "--bootstrap", "0", "--adapter", "taubench", "-"]) == 2
+    assert "cannot tell the model from the records (stdin has no file name); pass --model" in (
+        capsys.readouterr().err
+    )

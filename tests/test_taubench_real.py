@@ -26,7 +26,7 @@ import pytest
 from test_taubench import run
 
 from prefixexec.adapters import AdapterOptions, taubench
-from prefixexec.kernel import Cohort, Rollout, compute_metrics
+from prefixexec.kernel import Cohort, Label, Rollout, compute_metrics
 
 from conftest import REAL, real_text
 
@@ -139,7 +139,9 @@ def test_tau2_runs_agree_with_the_independent_count(path: Path) -> None:
     assert adapter_rows(taubench.read([str(path)], NONE)) == oracle_tau2(path)
 
 
-@pytest.mark.spec("TAU-REAL-FIXTURES", "TAU-PAIR", "TAU-V1-NAME", "TAU-V1-DOMAIN", "TAU-CRASH")
+@pytest.mark.spec(
+    "TAU-REAL-FIXTURES", "TAU-PAIR", "TAU-V1-NAME", "TAU-V1-DOMAIN", "TAU-CRASH", "LABEL-ARGUMENTS"
+)
 def test_assertions_agent_run(capsys: pytest.CaptureFixture[str]) -> None:
     rollouts = taubench.read([str(ASSERTIONS)], NONE)
     err = capsys.readouterr().err
@@ -170,18 +172,20 @@ def test_assertions_agent_run(capsys: pytest.CaptureFixture[str]) -> None:
     # typed, and "new item 2343503231 not found" for an item id listed by an earlier tool output
     # (record 76) -> 8 dependency; 3 "non-delivered" + 1 "non-pending" ... order cannot be ...
     # -> 4 precondition; 1 "insufficient gift card balance" -> state_consistency; 1 "got an
-    # unexpected keyword argument" -> schema; 3 "payment method should be either the original
-    # payment method or a gift card" (no family: unlabelled, LABEL-UNMATCHED) and 34 crashed runs
-    # (harness errors) -> 37 unlabelled.
+    # unexpected keyword argument" and 3 "payment method should be either the original payment
+    # method or a gift card" (an argument constraint, LABEL-ARGUMENTS since issue 42; unlabelled
+    # before) -> 4 schema; 34 crashed runs (harness errors) -> 34 unlabelled.
     assert labels(rollouts) == {
         "dependency": 8,
         "precondition": 4,
         "state_consistency": 1,
-        "schema": 1,
-        "unlabelled": 37,
+        "schema": 4,
+        "unlabelled": 34,
     }
+    either = [r for r in rollouts if "payment method should be either" in (r.outcome.reason or "")]
+    assert len(either) == 3 and all(r.outcome.label is Label.SCHEMA for r in either)
     unmatched = [r for r in rollouts if (r.outcome.reason or "").endswith("[no label family matched]")]
-    assert len(unmatched) == 3 and all(r.outcome.label is None for r in unmatched)
+    assert unmatched == []
 
 
 @pytest.mark.spec("TAU-REAL-FIXTURES", "TAU-V1-NAME", "TAU-ARGS")

@@ -16,6 +16,7 @@ from ..errors import InputError
 from ..labels import NO_RULES, LabelRules, load_label_rules
 from ..records import json_lines, parse_json_line, unique_rollouts
 from ..regex import Pattern, PatternError, compile_pattern
+from ..rejections import SOURCES_KEY, VERDICTS_KEY, Verdicts, next_position
 from ..shape import need_bool
 from .semantics import SEMANTICS, ChatCall, ChatTask, ChatTool, _excerpt, compile_schema
 
@@ -115,6 +116,9 @@ class _Calls:
         #: User turns so far and the 1-based turn of each call (TURN-MAP).
         self.turn = 0
         self.turns: list[int] = []
+        #: The 1-based index of each call's message in 'messages' (OUT-SOURCE).
+        self.messages: list[int] = []
+        self.message = 0
 
     def call(self, where: str, call_id: Any, name: Any, raw_arguments: Any) -> None:
         if not isinstance(call_id, str) or not call_id:
@@ -125,6 +129,7 @@ class _Calls:
         self.pending.setdefault(call_id, []).append(len(self.calls))
         self.calls.append(ChatCall(where, ToolCall(name, arguments, call_id), problem))
         self.turns.append(max(self.turn, 1))
+        self.messages.append(self.message)
 
     def result(self, where: str, call_id: Any, flagged: bool, text: str) -> None:
         queue = self.pending.get(call_id) if isinstance(call_id, str) else None
@@ -152,6 +157,11 @@ def read_calls(messages: Any, where: str) -> list[ChatCall]:
 
 def read_calls_and_turns(messages: Any, where: str) -> tuple[list[ChatCall], list[int], int]:
     """:func:`read_calls`, with the 1-based user turn of each call and the number of turns (TURN-MAP)."""
+    found = _read(messages, where)
+    return found.calls, found.turns, found.turn
+
+
+def _read(messages: Any, where: str) -> _Calls:
     if not isinstance(messages, list):
         raise InputError(where, f"'messages' must be a list, got {type(messages).__name__}")
     found = _Calls()
@@ -164,6 +174,7 @@ def read_calls_and_turns(messages: Any, where: str) -> tuple[list[ChatCall], lis
             raise InputError(here, f"'role' must be a string, got {role!r}")
         if is_user_turn(message):
             found.turn += 1
+        found.message = index + 1
         if role == "assistant" and message.get("function_call") is not None:
             raise InputError(here, "legacy 'function_call' messages are not read: give 'tool_calls'")
         if role == "assistant" and message.get("tool_calls") is not None:
@@ -198,7 +209,14 @@ def read_calls_and_turns(messages: Any, where: str) -> tuple[list[ChatCall], lis
                         is_error_flag(block, block_where),
                         result_text(block.get("content")),
                     )
-    return found.calls, found.turns, found.turn
+    return found
+
+
+def read_calls_turns_messages(messages: Any, where: str) -> tuple[list[ChatCall], list[int], int, list[int]]:
+    """:func:`read_calls_and_turns`, with the 1-based index in ``messages`` of each call's message
+    (OUT-SOURCE)."""
+    found = _read(messages, where)
+    return found.calls, found.turns, found.turn, found.messages
 
 
 # ---------------------------------------------------------------------------------------------
@@ -240,12 +258,19 @@ def line_rollout(
         _text_field(record, "method", options.method, where),
     )
     tools = read_tools(record["tools"], where)
-    calls, call_turns, turns = read_calls_and_turns(record["messages"], where)
+    calls, call_turns, turns, messages = read_calls_turns_messages(record["messages"], where)
     no_tool = record.get("no_tool_allowed", not tools)
     need_bool(no_tool, where, "'no_tool_allowed'")
     task = ChatTask(tuple(calls), tools, no_tool, pattern, rules)
-    outcome = replay(SEMANTICS, task, [c.action for c in calls])
-    meta = {"tools": len(tools), "action_turns": call_turns, "turns": turns}  # TURN-MAP
+    actions = [c.action for c in calls]
+    outcome = replay(SEMANTICS, task, actions)
+    meta: dict[str, object] = {
+        "tools": len(tools),
+        "action_turns": call_turns,  # TURN-MAP
+        "turns": turns,
+        VERDICTS_KEY: Verdicts(SEMANTICS, task, actions, next_position, outcome),  # OUT-REJECTIONS
+        SOURCES_KEY: [{"message": m} for m in messages],  # OUT-SOURCE
+    }
     rollout = Rollout(key, str(task_id), trial, outcome, success, meta)
     lost = record.get("harness_error")  # CHAT-HARNESS: the harness ended the rollout
     if lost is None:

@@ -25,7 +25,7 @@ from prefixexec.kernel import Accepted, Label, Rejected, ToolCall
 from prefixexec.kernel.actions import Action, NoToolAction
 
 from ..errors import InputError
-from ..labels import NO_RULES, LabelRules, family_labels
+from ..labels import ARGUMENT_FAMILIES, NO_RULES, LabelRules, family_labels
 from ..regex import Pattern, PatternError, compile_pattern
 from ..text import one_line
 
@@ -38,6 +38,7 @@ REASON_EXCERPT = 200
 #: Families of error texts, matched case-insensitively; every matching family is a label and the
 #: kernel picks the primary one (CONV-LABEL-ORDER). No match: unlabelled.
 ERROR_FAMILIES: tuple[tuple[Label, re.Pattern[str]], ...] = (
+    *ARGUMENT_FAMILIES,  # LABEL-ARGUMENTS: shared with tau-bench and the traces
     (
         Label.SCHEMA,
         re.compile(

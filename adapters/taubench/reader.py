@@ -28,8 +28,9 @@ from ..inputs import plain_name, read_text, reading
 from ..labels import NO_RULES, LabelRules, load_label_rules
 from ..limits import notice, read_stdin_document
 from ..records import STDIN, parse_json_line, unique_rollouts
+from ..rejections import SOURCES_KEY, VERDICTS_KEY, Verdicts
 from ..shape import kind, need_dict, need_list, need_number, need_str, task_id, trial
-from .semantics import DOMAIN_ID_PREFIXES, TAU, Exchange, TauTask
+from .semantics import DOMAIN_ID_PREFIXES, TAU, Exchange, TauTask, past_call
 
 if TYPE_CHECKING:
     from .. import AdapterOptions
@@ -150,6 +151,9 @@ class Builder:
     #: turn belong to turn 1).
     turns: int = 0
     call_turns: list[int] = attrs.field(factory=list)
+    #: The 1-based index of each call's message in the message list (OUT-SOURCE: v1 ``traj``, where
+    #: the system message is 1, as AgentRx numbers steps; tau2 ``messages``).
+    call_messages: list[int] = attrs.field(factory=list)
 
     def user_turn(self, text: object) -> None:
         """A user message: it starts a turn when it says something (TURN-MAP), and the agent sees it."""
@@ -162,8 +166,10 @@ class Builder:
         if isinstance(text, str) and text:
             self.buffer.append(text)
 
-    def add_call(self, call: ToolCall) -> None:
-        """Append a trajectory call; it takes the texts seen since the previous call as context."""
+    def add_call(self, call: ToolCall, message: int = 0) -> None:
+        """Append a trajectory call (from the 1-based ``message`` of the list); it takes the texts
+        seen since the previous call as context."""
+        self.call_messages.append(message)
         self.pending.append(len(self.calls))
         self.calls.append(call)
         self.call_turns.append(max(self.turns, 1))
@@ -356,7 +362,7 @@ def read_v1_traj(traj: Sequence[Any], where: str) -> Builder:
             call_id = first.get("id")
             if call_id is not None:
                 call_id = need_str(call_id, here, "'tool_calls[0].id'")
-            builder.add_call(ToolCall(name, parse_arguments(function.get("arguments")), call_id))
+            builder.add_call(ToolCall(name, parse_arguments(function.get("arguments")), call_id), j + 1)
         elif role == "tool":
             call_id = message.get("tool_call_id")
             if call_id is not None:
@@ -404,7 +410,7 @@ def read_tau2_messages(messages: Sequence[Any], where: str) -> Builder:
                 if call.get("requestor", "assistant") == "user":
                     builder.add_other_call(call_id)
                 else:
-                    builder.add_call(ToolCall(name, arguments, call_id))
+                    builder.add_call(ToolCall(name, arguments, call_id), j + 1)
         elif role == "tool":
             for tool in _tau2_tool_messages(message, here):
                 call_id = need_str(tool.get("id"), here, "tool message 'id'")
@@ -614,15 +620,17 @@ def _rollout(
     success: bool,
     written: int,
     turns: tuple[Sequence[int], int] = ((), 0),
+    messages: Sequence[int] = (),
 ) -> Rollout:
     """Replay one rollout's calls through :data:`TAU` (no call: the terminal no-tool action).
 
     ``meta`` reports what the recording holds beyond the outcome: the number of calls, of
     calls the environment rejected (anywhere in the trajectory), of unanswered calls and of calls
-    written as text.
+    written as text; the verdict on every call (OUT-REJECTIONS, computed when asked) and the message
+    each call comes from (OUT-SOURCE).
     """
     outcome = replay(TAU, task, calls)
-    meta = {
+    meta: dict[str, object] = {
         "format": fmt,
         "calls": len(task.exchanges),
         "rejected_calls": sum(1 for e in task.exchanges if e.answered and not e.accepted),
@@ -630,7 +638,10 @@ def _rollout(
         "text_calls": written,
         "action_turns": list(turns[0]),  # TURN-MAP
         "turns": turns[1],
+        VERDICTS_KEY: Verdicts(TAU, task, calls, past_call, outcome),
     }
+    if messages:
+        meta[SOURCES_KEY] = [{"message": m} for m in messages]
     key = ConditionKey(DATASET_PREFIX + domain, model, method)
     return Rollout(key, task_id_, trial_, outcome, success, meta)
 
@@ -691,10 +702,13 @@ def _read_v1(name: str, data: list[Any], options: AdapterOptions, rules: LabelRu
                 reward == 1.0,
             )
         )
-    if not model:  # after every record was checked: a renamed file's real defect comes first
-        _fail(
-            name,
-            "cannot tell the model from the records or the file name (<model>-<domain>.json); pass --model",
+    if not model and name == "<stdin>":  # after every record was checked: a real defect comes first
+        _fail(name, "cannot tell the model from the records (stdin has no file name); pass --model")
+    if not model:  # TAU-V1-MODEL-STEM: the file's stem stands for the model, said in one line
+        model = plain_name(Path(name).name).removesuffix(".json")
+        warnings.append(
+            f"{name}: neither the records nor the file name (<model>-<domain>.json) name the model: "
+            f"read as model {model!r}, the file's stem (TAU-V1-MODEL-STEM); pass --model to set it"
         )
     domain = naming.domain
     for policy, where in domains.items():
@@ -726,7 +740,8 @@ def _read_v1(name: str, data: list[Any], options: AdapterOptions, rules: LabelRu
             calls, written = tuple(built.calls), tuple(built.text_calls)
             turns = (built.call_turns, built.turns)
         rollout = _rollout(
-            "v1", domain, model, method, tid, number, task_, calls, success, len(written), turns
+            "v1", domain, model, method, tid, number, task_, calls, success, len(written), turns,
+            () if built is None else built.call_messages,
         )
         if built is None:
             errors.append(harness.HarnessError(where, rollout.condition, tid, number, reason, not exclude))
@@ -811,7 +826,7 @@ def _read_tau2(name: str, data: dict[str, Any], options: AdapterOptions, rules: 
         calls, written = tuple(builder.calls), tuple(builder.text_calls)
         rollout = _rollout(
             "tau2", domain, model, method, tid, number, task_, calls, success, len(written),
-            (builder.call_turns, builder.turns),
+            (builder.call_turns, builder.turns), builder.call_messages,
         )
         if lost:
             message = _lost_message(sim)

@@ -26,7 +26,7 @@ import attrs
 from prefixexec.kernel import Accepted, Label, Rejected, ToolCall
 from prefixexec.kernel.actions import Action, NoToolAction
 
-from ..labels import MASK, NO_RULES, LabelRules, mask_arguments
+from ..labels import ARGUMENT_FAMILIES, MASK, NO_RULES, LabelRules, mask_arguments
 
 #: Longest observation text kept in a rejection reason.
 REASON_LIMIT = 300
@@ -53,6 +53,7 @@ STATE_FAMILY = re.compile(
 #: The built-in families in CONV-LABEL-ORDER; ``not found`` is resolved by TAU-ENTITY.
 FAMILIES: tuple[tuple[Label, re.Pattern[str]], ...] = (
     (Label.SCHEMA, SCHEMA_FAMILY),
+    *ARGUMENT_FAMILIES,  # LABEL-ARGUMENTS
     (Label.DEPENDENCY, NOT_FOUND_FAMILY),
     (Label.PRECONDITION, PRECONDITION_FAMILY),
     (Label.STATE_CONSISTENCY, STATE_FAMILY),
@@ -287,6 +288,17 @@ class TauSemantics:
 
 TAU = TauSemantics()
 
+
+def past_call(state: TauState, action: Action) -> TauState:
+    """The state after ``action`` whatever its verdict (OUT-REJECTIONS): the next recorded call, the
+    agent having seen the call's context and its tool message (an error text too)."""
+    if isinstance(action, NoToolAction):
+        return TauState(state.task, state.position + 1, state.seen)
+    exchange = state.task.exchanges[state.position]
+    seen = state.seen + exchange.context
+    return TauState(state.task, state.position + 1, seen)
+
+
 __all__ = [
     "DOMAIN_ID_PREFIXES",
     "FAMILIES",
@@ -302,6 +314,7 @@ __all__ = [
     "missing_entity_ids",
     "normalise",
     "occurs",
+    "past_call",
     "shorten",
     "string_leaves",
 ]

@@ -14,9 +14,10 @@ from html import escape
 from typing import Any
 from urllib.parse import quote
 
-from prefixexec.explain import AFTER, FAIL, OK, call_text, verdict
+from prefixexec.explain import AFTER, FAIL, OK, call_text, recovery_text, rejected_by_position, verdict
 from prefixexec.kernel import Rollout
 from prefixexec.kernel.actions import NoToolAction, ToolCall
+from prefixexec.rollouts import rejections_json
 
 from .model import (
     Cell,
@@ -56,7 +57,7 @@ table.drill button.expand { font: inherit; border: 1px solid #999; background: #
                             padding: 0 0.4em; margin-right: 0.4em; }
 ol.trace { margin: 0.3em 0 0.6em; padding-left: 2.5em; font-family: ui-monospace, monospace;
            font-size: 0.85em; }
-ol.trace li.ok { color: #1b5e20; } ol.trace li.after { color: #888; }
+ol.trace li.ok { color: #1b5e20; } ol.trace li.after { color: #888; } ol.trace li.rejected { color: #b00020; }
 ol.trace li.fail { color: #b00020; font-weight: bold; background: #fdecea; }
 div.controls label { margin-right: 1.2em; } div.controls { margin: 0.5em 0; }
 """
@@ -194,17 +195,28 @@ def _trace(rollout: Rollout) -> str:
         text = f"actions not recorded; FED = {outcome.fed}: {outcome.reason or 'no reason recorded'}"
         return f'<p class="caption">{escape(text)}</p>'
     items = []
+    rejected = rejected_by_position(rejections_json(rollout)) or {}  # OUT-REJECTIONS
     for k, action in enumerate(outcome.actions, start=1):
         mark = verdict(k, outcome.fed)
         text = call_text(action)
         if len(text) > ACTION_LIMIT:
             text = text[: ACTION_LIMIT - 3] + "..."
+        found = rejected.get(k)
+        recovery = f" ({recovery_text(found)})" if found is not None else ""
         if mark == OK:
             items.append(f'<li class="ok">ok &nbsp;{escape(text)}</li>')
         elif mark == FAIL:
             label = outcome.label.value if outcome.label else "unlabelled"
             why = f" — {outcome.reason}" if outcome.reason else ""
-            items.append(f'<li class="fail">FAIL &nbsp;{escape(text)} [{escape(label)}]{escape(why)}</li>')
+            shown = f"{text} [{label}]{why}{recovery}"
+            items.append(f'<li class="fail">FAIL &nbsp;{escape(shown)}</li>')
+        elif found is not None:  # a later rejection: shown, not counted
+            label = found["label"] or "unlabelled"
+            why = f" — {found['reason']}" if found["reason"] else ""
+            items.append(
+                f'<li class="after rejected">REJ &nbsp;{escape(text)} [{escape(label)}] [{escape(AFTER)}]'
+                f"{escape(why)}{escape(recovery)}</li>"
+            )
         else:
             items.append(f'<li class="after">{escape(text)} [{escape(AFTER)}]</li>')
     return f'<ol class="trace">{"".join(items)}</ol>'
@@ -282,7 +294,8 @@ def drill_down(report: Report) -> list[str]:
     )
     return [
         f'<p class="caption">{escape(note)} Click a column title to sort, ▸ to see the actions: '
-        "ok, the first failure (highlighted) and the ones after it (not counted).</p>",
+        "ok, the first failure (highlighted) and the ones after it (not counted; a later rejected call "
+        "in red, with its label and reason).</p>",
         f'<div class="controls">{controls}<span id="drill-count"></span></div>',
         f'<div class="drill"><table class="report drill" id="drill"><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(body)}</tbody></table></div>",
