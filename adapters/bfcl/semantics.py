@@ -395,7 +395,7 @@ def check_and_run(
             (),
             f"call {position} (turn {turn + 1}) {shown} [harness error]: {fault}",
             message=fault,
-            harness=fault,
+            harness=f"call {position} (turn {turn + 1}) {shown}: {fault}",
         )
     label = classify(execution.error)
     if label is None:
