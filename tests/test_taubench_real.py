@@ -169,19 +169,19 @@ def test_assertions_agent_run(capsys: pytest.CaptureFixture[str]) -> None:
     # By hand from the 17 first errors: 7 "user not found" for an email or name+zip the user had
     # typed, and "new item 2343503231 not found" for an item id listed by an earlier tool output
     # (record 76) -> 8 dependency; 3 "non-delivered" + 1 "non-pending" ... order cannot be ...
-    # -> 4 precondition; 1 "insufficient gift card balance" -> state_consistency; 1 "got an
-    # unexpected keyword argument" -> schema; 3 "payment method should be either the original
-    # payment method or a gift card" (no family: unlabelled, LABEL-UNMATCHED) and 34 crashed runs
-    # (harness errors) -> 37 unlabelled.
+    # and 3 "payment method should be either the original payment method or a gift card" (the
+    # shared family, LABEL-PRECONDITION) -> 7 precondition; 1 "insufficient gift card balance" ->
+    # state_consistency; 1 "got an unexpected keyword argument" -> schema; 34 crashed runs
+    # (harness errors) -> 34 unlabelled.
     assert labels(rollouts) == {
         "dependency": 8,
-        "precondition": 4,
+        "precondition": 7,
         "state_consistency": 1,
         "schema": 1,
-        "unlabelled": 37,
+        "unlabelled": 34,
     }
     unmatched = [r for r in rollouts if (r.outcome.reason or "").endswith("[no label family matched]")]
-    assert len(unmatched) == 3 and all(r.outcome.label is None for r in unmatched)
+    assert unmatched == []
 
 
 @pytest.mark.spec("TAU-REAL-FIXTURES", "TAU-V1-NAME", "TAU-ARGS")

@@ -25,7 +25,7 @@ import attrs
 from prefixexec.kernel import Accepted, Label, Rejected, ToolCall
 from prefixexec.kernel.actions import Action, NoToolAction
 
-from ..labels import MASK, NO_RULES, LabelRules, mask_arguments
+from ..labels import MASK, NO_RULES, PRECONDITION_FAMILY, LabelRules, mask_arguments
 from ..provenance import normalise, occurs
 
 #: Longest observation text kept in a rejection reason.
@@ -42,11 +42,6 @@ SCHEMA_FAMILY = re.compile(
     re.IGNORECASE,
 )
 NOT_FOUND_FAMILY = re.compile(r"\bnot found\b", re.IGNORECASE)
-PRECONDITION_FAMILY = re.compile(
-    r"\bnon-pending\b|\bnon-delivered\b|\bnot pending\b|\bnot delivered\b|\bnot available\b"
-    r"|\bnot enough seats\b",
-    re.IGNORECASE,
-)
 STATE_FAMILY = re.compile(
     r"\bdoes not add up\b|\bbalance is not enough\b|\bnot enough balance\b|\binsufficient\b", re.IGNORECASE
 )
