@@ -748,7 +748,7 @@ def test_wrong_shape(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None
         tmp_path / "gpt-4o-airline.json", [v1_record(0, 0, []), {"task_id": 5, "reward": 1.0, "info": {}}]
     )
     err = score_fails([str(path)], capsys)
-    assert f"{path}: record 1 (task 5, trial 0): 'traj' must be a JSON list, got null" in err
+    assert f"{path}: record 1 (task 5, trial 0): 'traj' must be a JSON list, got absent" in err
     bad = tau2([sim("nope", 2, [])])
     err = score_fails([str(write(tmp_path / "t.json", bad))], capsys)
     assert "simulations[0] (task 'nope', trial 2): task 'nope' is not in 'tasks'" in err
