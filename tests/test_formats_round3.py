@@ -125,3 +125,26 @@ def test_a_claude_code_session_log_is_not_called_records(tmp_path: Path, capsys:
     assert main(["score", str(path)]) == 2
     err = capsys.readouterr().err
     assert "looks like a Claude Code session log" in err and "records" not in err
+
+
+@pytest.mark.spec("TAU-POOL")
+def test_several_runs_of_one_system_are_pooled_as_trials(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two runs, one results.json each (how tau2 writes a run per folder), with the same task ids:
+    here the same real run copied into two run folders, so each task has trials 0 and 1."""
+    text = real_text(TELECOM)
+    raw = json.loads(text)
+    runs = []
+    for name in ("run1", "run2"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "results.json").write_text(text)
+        runs.append(str(tmp_path / name / "results.json"))
+    rollouts = tau.read(runs, AdapterOptions())
+    n = len(raw["simulations"])
+    assert len(rollouts) == 2 * n
+    assert sorted(r.trial for r in rollouts) == sorted([0] * n + [1] * n)  # every trial of the file is 0
+    first, second = rollouts[:n], rollouts[n:]
+    assert [(r.task_id, r.outcome) for r in first] == [(r.task_id, r.outcome) for r in second]
+    err = capsys.readouterr().err
+    assert err.count("pooled as further trials of the same system, numbered from 1") == 1
+    assert main(["score", "--adapter", "taubench", runs[0], runs[0]]) == 2
+    assert "given twice" in capsys.readouterr().err

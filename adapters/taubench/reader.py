@@ -970,6 +970,44 @@ def read_file(path: str, options: AdapterOptions) -> list[tuple[str, Rollout]]:
     return [(r.where, r.rollout) for r in found.rollouts]
 
 
+@attrs.define
+class Pool:
+    """TAU-POOL: several tau2 runs of one system (one results file per run, the same task ids) are
+    pooled as trials of that system, in the order the files are given: a file whose rollouts of a
+    condition repeat a (task, trial) of an earlier file has that condition's trials numbered on
+    from the earlier files' largest trial + 1, and one notice line says so. Repeats within one
+    file, and across tau-bench v1 files (whose trial numbers are the run's own), stay an error
+    (REC-UNIQUE)."""
+
+    seen: dict[ConditionKey, set[tuple[str, int]]] = attrs.field(factory=dict)
+    top: dict[ConditionKey, int] = attrs.field(factory=dict)
+
+    def add(self, name: str, located: Sequence[tuple[str, Rollout]]) -> list[tuple[str, Rollout]]:
+        offsets: dict[ConditionKey, int] = {}
+        for _, r in located:
+            if r.condition not in offsets:
+                known = self.seen.get(r.condition, set())
+                clash = r.meta.get("format") == "tau2" and any(
+                    (o.task_id, o.trial) in known for _, o in located if o.condition == r.condition
+                )
+                offsets[r.condition] = self.top[r.condition] + 1 if clash else 0
+        out: list[tuple[str, Rollout]] = []
+        for where, r in located:
+            if offsets[r.condition]:
+                r = attrs.evolve(r, trial=r.trial + offsets[r.condition])
+            self.seen.setdefault(r.condition, set()).add((r.task_id, r.trial))
+            self.top[r.condition] = max(self.top.get(r.condition, -1), r.trial)
+            out.append((where, r))
+        for condition, offset in offsets.items():
+            if offset:
+                notice(
+                    f"prefixexec: notice: {name}: the task ids of {condition.dataset} / {condition.model} / "
+                    f"{condition.method} repeat an earlier file's: pooled as further trials of the same "
+                    f"system, numbered from {offset} (several runs in the order given; TAU-POOL)"
+                )
+        return out
+
+
 def read_all(
     paths: Sequence[str], options: AdapterOptions, each: Callable[[str, Any, FileRead], None] | None = None
 ) -> tuple[list[Rollout], tuple[str, ...]]:
@@ -983,14 +1021,21 @@ def read_all(
     errors: list[harness.HarnessError] = []
 
     located: list[tuple[str, Rollout]] = []
+    pooled = Pool()
+    given: dict[str, str] = {}
     for path in paths:
+        if path != STDIN:
+            resolved = str(Path(path).resolve())
+            if resolved in given:
+                _fail(path, f"given twice (first as {given[resolved]}): one run is read once")
+            given[resolved] = path
         name, data = load(path)
         found = read_data(name, data, options, rules)
         warnings.extend(found.warnings)
         errors.extend(found.harness_errors)
         if each is not None:
             each(name, data, found)
-        located.extend((r.where, r.rollout) for r in found.rollouts)
+        located.extend(pooled.add(name, [(r.where, r.rollout) for r in found.rollouts]))
     if not located and errors:
         raise harness.none_left(", ".join(paths), len(errors))
     voice = [w for w in warnings if "have no messages" in w]
