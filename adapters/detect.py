@@ -420,8 +420,11 @@ def hint(adapter: str, paths: Sequence[str]) -> str | None:
             found = detect(path)
         except InputError:
             continue
-        if found.why == RECORDS_FALLBACK and adapter != "records":  # an unknown object line is no evidence of records
-            return f"{path}: its format is unknown (JSON lines of none of the formats 'prefixexec adapters' lists)"
+        if found.why == RECORDS_FALLBACK and adapter != "records":  # no evidence of records
+            return (
+                f"{path}: its format is unknown (JSON lines of none of the formats "
+                "'prefixexec adapters' lists)"
+            )
         if found.adapter not in (adapter, EMPTY):
             return f"{path} looks like {FORMATS[found.adapter]}, {found.why}: use --adapter {found.adapter}"
     return None

@@ -66,7 +66,10 @@ def _evaluations(path: Any) -> dict[str, semantics.Evaluation]:
 
 def _information(evaluations: dict[str, semantics.Evaluation]) -> set[tuple[str, int]]:
     return {
-        (tid, r.position) for tid, e in evaluations.items() for r in e.records if Label.INFORMATION in r.labels
+        (tid, r.position)
+        for tid, e in evaluations.items()
+        for r in e.records
+        if Label.INFORMATION in r.labels
     }
 
 
@@ -103,7 +106,10 @@ def test_a_ticket_id_returned_by_create_ticket_grounds_resolve_ticket(
     record = _raw(MISS_PARAM, "multi_turn_miss_param_196")
     calls = _raw_calls(record)
     # read in the raw JSON: call 6 is create_ticket (turn 4), call 7 resolve_ticket(ticket_id=2)
-    assert calls[5][1] == "create_ticket" and calls[6][1:] == ("resolve_ticket", {"ticket_id": 2, "resolution": ""})
+    assert calls[5][1] == "create_ticket" and calls[6][1:] == (
+        "resolve_ticket",
+        {"ticket_id": 2, "resolution": ""},
+    )
     bfcl = _bfcl_results("multi_turn_miss_param_196", record)
     assert json.loads(bfcl[5])["id"] == 2  # BFCL's own TicketAPI returned the id
     assert not _bfcl_error(bfcl[6])  # and resolved the ticket with it
@@ -121,7 +127,9 @@ def test_placeholder_credentials_that_occur_nowhere_are_invented(
     assert calls[7][1:] == ("ticket_login", {"username": "<UNKNOWN>", "password": "<UNKNOWN>"})
     said = json.dumps(backend.entry("multi_turn_miss_param_48").questions)
     assert "<UNKNOWN>" not in said  # the user never wrote it
-    assert json.loads(_bfcl_results("multi_turn_miss_param_48", record)[7]) == {"success": True}  # BFCL accepts it
+    assert json.loads(_bfcl_results("multi_turn_miss_param_48", record)[7]) == {
+        "success": True
+    }  # BFCL accepts it
     eighth = miss_param["multi_turn_miss_param_48"].records[7]
     assert eighth.labels == (Label.INFORMATION,)
     assert "'<UNKNOWN>', a placeholder that occurs nowhere" in (eighth.reason or "")
@@ -172,7 +180,10 @@ def test_a_key_error_in_bfcls_own_travel_api_is_a_harness_error(capsys: pytest.C
     record = _raw(BASE, "multi_turn_base_164")
     calls = _raw_calls(record)
     # read in the raw JSON: the 7th and last call is retrieve_invoice(booking_id='booking123')
-    assert len(calls) == 7 and calls[6][1:] == ("retrieve_invoice", {"access_token": "abc123", "booking_id": "booking123"})
+    assert len(calls) == 7 and calls[6][1:] == (
+        "retrieve_invoice",
+        {"access_token": "abc123", "booking_id": "booking123"},
+    )
     # BFCL's own executor raises KeyError 'travel_date' on it; the task's starting booking lacks it
     assert _bfcl_results("multi_turn_base_164", record)[6] == "Error during execution: 'travel_date'"
     booking = backend.entry("multi_turn_base_164").initial_config["TravelAPI"]["booking_record"]["booking123"]
@@ -197,7 +208,9 @@ def test_a_key_error_in_bfcls_own_travel_api_is_a_harness_error(capsys: pytest.C
 
 @pytest.mark.spec("BFCL-HARNESS")
 def test_a_key_error_for_a_key_the_call_gave_stays_the_agents() -> None:
-    assert semantics.harness_fault("TravelAPI", "KeyError: 'booking123'", {"booking_id": "booking123"}) is None
+    assert (
+        semantics.harness_fault("TravelAPI", "KeyError: 'booking123'", {"booking_id": "booking123"}) is None
+    )
     assert semantics.harness_fault("TicketAPI", "KeyError: 7", {"ticket_id": 7}) is None
     assert semantics.harness_fault("TravelAPI", "ValueError: bad", {}) is None
     assert semantics.harness_fault("TravelAPI", "KeyError: 'travel_date'", {"booking_id": "b"}) is not None

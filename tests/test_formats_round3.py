@@ -32,13 +32,19 @@ def test_a_bare_list_of_tau2_simulations_is_read_as_tau2(capsys: pytest.CaptureF
     raw = json.loads(real_text(BARE))
     assert isinstance(raw, list) and all("traj" not in s and "messages" in s for s in raw)
     rewards = [s["reward_info"]["reward"] for s in raw]
-    calls = sum(len(m.get("tool_calls") or []) for s in raw for m in s["messages"] if m["role"] == "assistant")
+    calls = sum(
+        len(m.get("tool_calls") or []) for s in raw for m in s["messages"] if m["role"] == "assistant"
+    )
     rollouts = tau.read([str(BARE)], AdapterOptions())
     assert len(rollouts) == len(raw) == 50
-    assert sum(r.success for r in rollouts) == sum(x == 1.0 for x in rewards) == 49  # reward_info, counted raw
+    assert (
+        sum(r.success for r in rollouts) == sum(x == 1.0 for x in rewards) == 49
+    )  # reward_info, counted raw
     assert sum(r.outcome.T for r in rollouts if r.outcome.actions) >= 1
     assert sum(int(r.meta["calls"]) for r in rollouts) == calls
-    assert {(r.condition.dataset, r.condition.model) for r in rollouts} == {("tau-bench/airline", "claude-opus-4-6")}
+    assert {(r.condition.dataset, r.condition.model) for r in rollouts} == {
+        ("tau-bench/airline", "claude-opus-4-6")
+    }
     assert "a bare list of tau2 simulations (no 'info', no 'tasks')" in capsys.readouterr().err
 
 
@@ -64,7 +70,9 @@ def test_a_directory_format_run_is_read_as_one_run(tmp_path: Path) -> None:
     folder = tau.read([str(tmp_path / "run")], AdapterOptions())
     by_file = tau.read([str(tmp_path / "run" / "results.json")], AdapterOptions())
     key = lambda r: (r.task_id, r.trial)  # noqa: E731
-    assert sorted((key(r), r.outcome, r.success) for r in folder) == sorted((key(r), r.outcome, r.success) for r in whole)
+    assert sorted((key(r), r.outcome, r.success) for r in folder) == sorted(
+        (key(r), r.outcome, r.success) for r in whole
+    )
     assert len(by_file) == len(folder) == len(json.loads(real_text(TELECOM))["simulations"])
 
 
@@ -113,12 +121,21 @@ def test_a_missing_field_is_called_absent(tmp_path: Path, capsys: pytest.Capture
 
 
 @pytest.mark.spec("DETECT-UNKNOWN")
-def test_a_claude_code_session_log_is_not_called_records(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_claude_code_session_log_is_not_called_records(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # The shape of a line of ~/.claude/projects/<project>/<session>.jsonl (Claude Code's own log).
     line = {
-        "parentUuid": None, "isSidechain": False, "userType": "external", "cwd": "/repo",
-        "sessionId": "4f1c", "version": "1.0.0", "type": "user",
-        "message": {"role": "user", "content": "hi"}, "uuid": "u1", "timestamp": "2025-01-01T00:00:00Z",
+        "parentUuid": None,
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": "/repo",
+        "sessionId": "4f1c",
+        "version": "1.0.0",
+        "type": "user",
+        "message": {"role": "user", "content": "hi"},
+        "uuid": "u1",
+        "timestamp": "2025-01-01T00:00:00Z",
     }
     path = tmp_path / "session.jsonl"
     path.write_text(json.dumps(line) + "\n")
@@ -128,7 +145,9 @@ def test_a_claude_code_session_log_is_not_called_records(tmp_path: Path, capsys:
 
 
 @pytest.mark.spec("TAU-POOL")
-def test_several_runs_of_one_system_are_pooled_as_trials(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_several_runs_of_one_system_are_pooled_as_trials(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Two runs, one results.json each (how tau2 writes a run per folder), with the same task ids:
     here the same real run copied into two run folders, so each task has trials 0 and 1."""
     text = real_text(TELECOM)

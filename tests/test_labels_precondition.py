@@ -24,7 +24,11 @@ from prefixexec.kernel import Label
 
 from conftest import REAL, real_text
 
-FT = REAL / "tau2-leaderboard" / "ft-gpt-4.1-2025-04-14-sierra-tau2-full-sft-BzrYdMNm_retail_default_gpt-4.1_1trials.json.zst"
+FT = (
+    REAL
+    / "tau2-leaderboard"
+    / "ft-gpt-4.1-2025-04-14-sierra-tau2-full-sft-BzrYdMNm_retail_default_gpt-4.1_1trials.json.zst"
+)
 QUOTED = (
     "Line must be suspended to resume",
     "Certificate cannot be used to update reservation",
@@ -60,9 +64,19 @@ def test_payment_method_policy_is_a_precondition_on_a_real_tau2_run() -> None:
 @pytest.mark.spec("CHAT-JSON-ERROR", "CHAT-EXEC")
 def test_an_error_object_is_a_failure_labelled_from_its_message() -> None:
     assert chat.json_error(json.dumps({"error": "Payment method should be the original payment method"}))
-    assert chat.json_error('{"error": {"code": 404, "message": "not found"}}') == '{"code": 404, "message": "not found"}'
-    for quiet in ('{"error": null}', '{"error": false}', '{"error": ""}', '{"result": "error"}', "[]", "error"):
-        assert chat.json_error(quiet) is None
-    assert chat.error_labels(chat.json_error('{"error": "Non-delivered order cannot be returned"}') or "") == (
-        Label.PRECONDITION,
+    assert (
+        chat.json_error('{"error": {"code": 404, "message": "not found"}}')
+        == '{"code": 404, "message": "not found"}'
     )
+    for quiet in (
+        '{"error": null}',
+        '{"error": false}',
+        '{"error": ""}',
+        '{"result": "error"}',
+        "[]",
+        "error",
+    ):
+        assert chat.json_error(quiet) is None
+    assert chat.error_labels(
+        chat.json_error('{"error": "Non-delivered order cannot be returned"}') or ""
+    ) == (Label.PRECONDITION,)

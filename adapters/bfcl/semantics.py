@@ -27,6 +27,7 @@ import attrs
 from prefixexec.kernel import Accepted, Label, Outcome, Rejected, ToolCall, replay
 from prefixexec.kernel.actions import Action, NoToolAction
 
+from ..provenance import occurs
 from . import backend
 from .execute import (
     EXECUTION_ERROR,
@@ -38,7 +39,6 @@ from .execute import (
     same_state,
     type_fault,
 )
-from ..provenance import occurs
 from .parse import DecodedStep, ParsedCall, parse_call_string
 
 #: Prefix of a crashed inference run in BFCL's result files (BFCL-INFERENCE-ERROR).
@@ -683,13 +683,13 @@ __all__ = [
     "check_and_run",
     "evaluate",
     "gold_turns",
+    "harness_fault",
     "inference_error_message",
     "inference_error_run",
-    "harness_fault",
     "information_fault",
-    "placeholder_fault",
     "make_run",
     "mentions",
+    "placeholder_fault",
     "rejection_reason",
     "replay_calls",
     "run_from_strings",

@@ -833,12 +833,15 @@ def _read_tau2(name: str, data: dict[str, Any], options: AdapterOptions, rules: 
         environment = need_dict(field(info, "environment_info"), name, "'info.environment_info'")
         domain = need_str(field(environment, "domain_name"), name, "'info.environment_info.domain_name'")
         agent = need_dict(info.get("agent_info", {}), name, "'info.agent_info'")
-        model = options.model or agent.get("llm")
-        if not model:
+        named = options.model or agent.get("llm")
+        if not named:
             _fail(name, "'info.agent_info.llm' is empty; pass --model")
-        model = need_str(model, name, "'info.agent_info.llm'")
-        method = options.method or agent.get("implementation") or DEFAULT_METHOD_TAU2
-        method = need_str(method, name, "'info.agent_info.implementation'")
+        model = need_str(named, name, "'info.agent_info.llm'")
+        method = need_str(
+            options.method or agent.get("implementation") or DEFAULT_METHOD_TAU2,
+            name,
+            "'info.agent_info.implementation'",
+        )
         for index, raw in enumerate(need_list(field(data, "tasks"), name, "'tasks'")):
             here = f"{name}: tasks[{index}]"
             entry = need_dict(raw, here, "a task")

@@ -107,7 +107,7 @@ class TauState:
     seen: tuple[str, ...]
 
 
-# ================================================================================ identifiers (provenance: ..provenance)
+# ================================================================ identifiers (provenance: ..provenance)
 
 
 def string_leaves(value: object, key: str = "") -> Iterator[tuple[str, str]]:
