@@ -77,7 +77,8 @@ def _first_mentioned(calls: list[str], question: list[list[dict[str, str]]], tur
 
 def _values(call: str) -> list[str]:
     node = next(_names([call]))
-    return [leaf for arg in [*node.args, *(k.value for k in node.keywords)] for leaf in _leaves(ast.literal_eval(arg))]
+    arguments = [*node.args, *(k.value for k in node.keywords)]
+    return [leaf for arg in arguments for leaf in _leaves(ast.literal_eval(arg))]
 
 
 @pytest.mark.spec("BFCL-AUDIT")
