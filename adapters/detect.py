@@ -37,6 +37,12 @@ BFCL_NAME = re.compile(r"^BFCL_v\d+_.+_result\.json$")
 #: BFCL's score files: ``BFCL_v<N>_<category>_score.json``, its own verdicts, not model output.
 BFCL_SCORE_NAME = re.compile(r"^BFCL_v\d+_.+_score\.json$")
 TOOLSANDBOX_SUMMARY = "result_summary.json"
+#: tau2's directory results format: ``results.json`` beside ``simulations/`` (DETECT-TAU2-DIR).
+TAU2_RESULTS, TAU2_SIMULATIONS = "results.json", "simulations"
+#: DETECT-UNKNOWN: keys of a Claude Code session log line (``~/.claude/projects/*/<session>.jsonl``).
+CLAUDE_CODE_KEYS = frozenset({"sessionId", "uuid", "type"})
+#: Why the fallback reads an unknown JSON object line as records (DETECT-LINES).
+RECORDS_FALLBACK = "JSON lines (records: the reader checks each line)"
 
 #: How each adapter's input is called in messages.
 FORMATS = {
@@ -226,7 +232,7 @@ def _line_object(keys: set[str]) -> Detection | None:
     if found is not None:
         return found
     # Any other object on one line: JSON lines of records, whose reader says what is missing.
-    return Detection("records", "JSON lines (records: the reader checks each line)")
+    return Detection("records", RECORDS_FALLBACK)
 
 
 def _document_object(keys: set[str]) -> Detection | None:
@@ -301,7 +307,14 @@ def detect_text(name: str, text: str, complete: bool = False) -> Detection:
     except (ValueError, RecursionError):  # HOSTILE-DEPTH
         value = None
     if isinstance(value, dict):
-        found = _trace_object(set(value), text) or _line_object(set(value))
+        keys = set(value)
+        if CLAUDE_CODE_KEYS <= keys or {"parentUuid", "sessionId"} <= keys:
+            raise InputError(
+                name,
+                "looks like a Claude Code session log (JSON lines with 'sessionId', 'uuid' and 'type'): "
+                "no adapter reads it (DETECT-UNKNOWN; 'prefixexec adapters' lists the formats)",
+            )
+        found = _trace_object(keys, text) or _line_object(keys)
     elif "\n" not in body and len(text.encode("utf-8")) >= HEAD_BYTES - 4:
         # DETECT-LONG-LINE: a first line longer than the head (lines up to 64 MiB are valid) is
         # decided from the keys the head holds, as a line or a document (an OTLP line too).
@@ -334,6 +347,8 @@ def detect(path: str) -> Detection:
     if path == STDIN:
         return detect_stdin()
     if os.path.isdir(path):
+        if os.path.isfile(os.path.join(path, TAU2_RESULTS)):
+            return Detection("taubench", f"a directory with {TAU2_RESULTS} (a tau2 directory-format run)")
         if os.path.isfile(os.path.join(path, TOOLSANDBOX_SUMMARY)):
             return Detection("toolsandbox", f"a directory with {TOOLSANDBOX_SUMMARY} (a ToolSandbox run)")
         runs = (
@@ -346,6 +361,15 @@ def detect(path: str) -> Detection:
                 path, f"is a folder of ToolSandbox runs: pass the run directories ({', '.join(runs)})"
             )
         raise InputError(path, f"is a directory without {TOOLSANDBOX_SUMMARY}: no adapter reads it")
+    parent = os.path.dirname(os.path.abspath(path))
+    if os.path.basename(parent) == TAU2_SIMULATIONS and os.path.isfile(
+        os.path.join(os.path.dirname(parent), TAU2_RESULTS)
+    ):
+        raise InputError(
+            path,
+            "is one simulation of a tau2 directory-format run (results.json + simulations/): give the "
+            f"run's folder ({os.path.dirname(parent)}) or its {TAU2_RESULTS}",
+        )
     if last_part(path) == TOOLSANDBOX_SUMMARY:
         return Detection("toolsandbox", f"named {TOOLSANDBOX_SUMMARY} (a ToolSandbox run)")
     from .archives import is_archive
@@ -484,6 +508,11 @@ def hint(adapter: str, paths: Sequence[str]) -> str | None:
             found = detect(path)
         except InputError:
             continue
+        if found.why == RECORDS_FALLBACK and adapter != "records":  # no evidence of records
+            return (
+                f"{path}: its format is unknown (JSON lines of none of the formats "
+                "'prefixexec adapters' lists)"
+            )
         if found.adapter not in (adapter, EMPTY):
             return f"{path} looks like {FORMATS[found.adapter]}, {found.why}: use --adapter {found.adapter}"
     return None

@@ -36,6 +36,22 @@ from prefixexec.kernel import Label
 from .errors import InputError
 from .regex import Pattern, checked_pattern
 
+#: The precondition family shared by the tau-bench, chat and trace adapters (LABEL-PRECONDITION,
+#: issue 38): an entity not in the state an action needs (``non-delivered``, ``not pending``), a
+#: state the action requires first (``Line must be suspended to resume``), an object that cannot
+#: serve the action (``Certificate cannot be used to update reservation``), a policy on what the
+#: action may use (``Payment method should be the original payment method``). Matched on the
+#: masked text, case-insensitively, on word boundaries. Kept apart from the argument-error
+#: (schema) families.
+PRECONDITION_FAMILY = re.compile(
+    r"\bnon-pending\b|\bnon-delivered\b|\bnot pending\b|\bnot delivered\b|\bnot available\b"
+    r"|\bnot enough seats\b"
+    r"|\bmust be [a-z-]+ (?:to|before|in order to)\b"
+    r"|\bcannot be (?:used|exchanged|returned|modified|cancell?ed|changed|updated|resumed|refunded)\b"
+    r"|\bshould be (?:either )?the original\b",
+    re.IGNORECASE,
+)
+
 #: What a masked argument value becomes in the text the families are matched on (LABEL-MASK).
 MASK = "\u2039arg\u203a"
 #: Adapters whose rejections are labelled from text, and so accept ``--label-rules``.

@@ -14,8 +14,33 @@ from typing import Any
 from .errors import InputError
 
 
+class _Absent:
+    """The value of a field a JSON object does not have (:data:`ABSENT`)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "absent"
+
+    def __bool__(self) -> bool:  # ``field(x, k) or default`` reads like ``x.get(k) or default``
+        return False
+
+
+#: What :func:`field` gives for a missing key, so that messages say ``absent``, not ``null``
+#: (an absent field is called absent: REC-ERRORS).
+ABSENT: Any = _Absent()
+
+
+def field(entry: Mapping[str, Any], key: str) -> Any:
+    """``entry[key]``, or :data:`ABSENT` when ``entry`` has no such key."""
+    return entry.get(key, ABSENT)
+
+
 def kind(value: object) -> str:
-    """The name of a decoded JSON value's type, as the messages print it (``null`` for None)."""
+    """The name of a decoded JSON value's type, as the messages print it (``null`` for None,
+    ``absent`` for a missing field)."""
+    if value is ABSENT:
+        return "absent"
     return "null" if value is None else type(value).__name__
 
 

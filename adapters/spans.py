@@ -742,7 +742,7 @@ def trace_rollouts(
         model = agent = None
         first = 0  # a trace object has no time
         for span in members_by_start:
-            if model is None and span.model:
+            if model is None and span.model and span.kind == LLM:
                 model = span.model
             if agent is None and span.agent:
                 agent = span.agent
@@ -750,7 +750,8 @@ def trace_rollouts(
                 first = span.start
         found_task = _value(members_by_start, options.task_attrs)
         task_id = str(found_task[0]) if found_task is not None else trace
-        model = model or options.model
+        # TRACE-AGENT-MODEL: no model span names it: the first agent span that does
+        model = model or next((s.model for s in members_by_start if s.model), None) or options.model
         method = agent or options.method
         root = min(roots, key=_START) if roots else members_by_start[0]
         if model is None:

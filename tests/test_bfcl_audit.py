@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from prefixexec.adapters import AdapterOptions, bfcl
-from prefixexec.adapters.bfcl import backend
+from prefixexec.adapters.bfcl import backend, reference
 from prefixexec.adapters.bfcl.operators import OPERATORS, BfclAuditReport, mutants, run_audit
 from prefixexec.adapters.bfcl.parse import decode_step
 from prefixexec.adapters.bfcl.reference import CrossCheck, cross_check
@@ -73,6 +73,12 @@ def _first_mentioned(calls: list[str], question: list[list[dict[str, str]]], tur
         for leaf in _leaves(ast.literal_eval(arg))
     ]
     return any(_said(said, v) and not _said(before, v) for v in values)
+
+
+def _values(call: str) -> list[str]:
+    node = next(_names([call]))
+    arguments = [*node.args, *(k.value for k in node.keywords)]
+    return [leaf for arg in arguments for leaf in _leaves(ast.literal_eval(arg))]
 
 
 @pytest.mark.spec("BFCL-AUDIT")
@@ -137,7 +143,40 @@ def test_mutants_are_rejected_where_and_as_expected(report: BfclAuditReport) -> 
         )
         for tid, gt in answers.items()
     )
-    assert by_name["withheld-call"].made == raw == 126
+    assert raw == 126
+    # Of these, a task gets no withheld-call mutant when every value its next turn gives first
+    # already occurs in a result of the gold calls before (BFCL-MISS-PARAM: a value an earlier
+    # tool result holds is grounded). Counted with BFCL's own executor on the gold turns 0..k
+    # (trusted input) and the same whole-word search in its results: 6 tasks (3, 14, 33, 45,
+    # 146, 196), so 120 mutants.
+    first = {
+        tid: next(
+            k
+            for k in range(len(gt) - 1)
+            if not gt[k] and gt[k + 1] and _first_mentioned(gt[k + 1], questions[tid], k + 1)
+        )
+        for tid, gt in answers.items()
+        if any(
+            not gt[k] and gt[k + 1] and _first_mentioned(gt[k + 1], questions[tid], k + 1)
+            for k in range(len(gt) - 1)
+        )
+    }
+    replies = reference.reference_results(
+        [(tid, answers[tid][: k + 1] + [[]] * (len(answers[tid]) - k - 1)) for tid, k in first.items()]
+    )
+    grounded = set()
+    for (tid, k), reply in zip(first.items(), replies, strict=True):
+        said = " ".join(m["content"] for m in questions[tid][k + 1] if m["role"] == "user")
+        before = " ".join(m["content"] for t in questions[tid][: k + 1] for m in t if m["role"] == "user")
+        seen = " ".join(text for turn in reply["results"] for text in turn)
+        if not any(
+            _said(said, v) and not _said(before, v) and not _said(seen, v)
+            for call in answers[tid][k + 1]
+            for v in _values(call)
+        ):
+            grounded.add(tid.removeprefix("multi_turn_miss_param_"))
+    assert grounded == {"3", "14", "33", "45", "146", "196"}
+    assert by_name["withheld-call"].made == raw - len(grounded) == 120
     remove = by_name["remove-state"]
     assert remove.as_expected + len(remove.executable) == remove.made and remove.misses == ()
 

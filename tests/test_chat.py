@@ -299,9 +299,9 @@ FAULTS: list[tuple[str, Any, str]] = [
     ("duplicate key", '{"task_id": 1, "task_id": 2}\n', "key 'task_id' appears twice"),
     ("not object", "[1, 2]\n", ":1: expected a JSON object, got list"),
     (
-        "missing success",
-        {k: v for k, v in line(GOOD, [WEATHER]).items() if k != "success"},
-        "missing field 'success'",
+        "missing messages",
+        {k: v for k, v in line(GOOD, [WEATHER]).items() if k != "messages"},
+        "missing field 'messages'",
     ),
     ("success type", line(GOOD, [WEATHER], success="yes"), "'success' must be a boolean, got 'yes'"),
     ("no model", {k: v for k, v in line(GOOD, [WEATHER]).items() if k != "model"}, "missing field 'model'"),

@@ -41,6 +41,33 @@ EXPECTED: dict[str, str | None] = {
     "main/tests/data/real/bfcl-v4/deepseek-v3.1-terminus-FC/BFCL_v4_multi_turn_base_result.json": "bfcl",
     "main/tests/data/real/bfcl-v4/deepseek-v3.1-terminus-FC/BFCL_v4_multi_turn_base_score.json": None,
     "main/tests/data/real/bfcl-v4/deepseek-v3.1-terminus-FC/data_multi_turn.csv": None,
+    # bfcl-glyphh-ada/SOURCE.md: BFCL result files (by name); BFCL's score files are refused.
+    "main/tests/data/real/bfcl-glyphh-ada/LICENSE": None,
+    "main/tests/data/real/bfcl-glyphh-ada/SOURCE.md": None,
+    "main/tests/data/real/bfcl-glyphh-ada/result/glyphh-ada-1.1/multi_turn/"
+    "BFCL_v4_multi_turn_base_result.json": "bfcl",
+    "main/tests/data/real/bfcl-glyphh-ada/result/glyphh-ada-1.1/multi_turn/"
+    "BFCL_v4_multi_turn_miss_param_result.json": "bfcl",
+    "main/tests/data/real/bfcl-glyphh-ada/score/glyphh-ada-1.1/multi_turn/"
+    "BFCL_v4_multi_turn_base_score.json.zst": None,
+    "main/tests/data/real/bfcl-glyphh-ada/score/glyphh-ada-1.1/multi_turn/"
+    "BFCL_v4_multi_turn_miss_param_score.json.zst": None,
+    # tau2-voice/SOURCE.md: a tau2 directory-format run; its simulation files are refused one by one.
+    "main/tests/data/real/tau2-voice/LICENSE": None,
+    "main/tests/data/real/tau2-voice/SOURCE.md": None,
+    "main/tests/data/real/tau2-voice/experiment/results.json": "taubench",
+    "main/tests/data/real/tau2-voice/experiment/simulations/"
+    "49b22f0c-4a56-41c5-922f-bc2a56e53a23.json.zst": None,
+    "main/tests/data/real/tau2-voice/experiment/simulations/"
+    "7c6a3e3e-ac3f-406f-aea9-8cacb0a2e680.json.zst": None,
+    "main/tests/data/real/tau2-voice/experiment/simulations/"
+    "cd9c5ed2-9751-4c86-8dac-8a895a332e41.json.zst": None,
+    # tau2-sft/SOURCE.md: OpenAI fine-tuning lines (messages + tools): chat transcripts.
+    "main/tests/data/real/tau2-sft/LICENSE": None,
+    "main/tests/data/real/tau2-sft/SOURCE.md": None,
+    "main/tests/data/real/tau2-sft/test_sft-v1-small.jsonl.zst": "chat",
+    "main/tests/data/real/tau2-leaderboard/"
+    "adaptive-agent_airline_claude-opus-4-6_1trial.json.zst": "taubench",
     # tau2-leaderboard/SOURCE.md: tau2 results files; submission.json claims are not inputs.
     "main/tests/data/real/tau2-leaderboard/LICENSE": None,
     "main/tests/data/real/tau2-leaderboard/SOURCE.md": None,

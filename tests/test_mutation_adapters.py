@@ -525,8 +525,13 @@ def test_bfcl_withheld_parameter_messages() -> None:
     )
     assert fault(task, "touch", {"file_name": "zzz_guess.txt"}, 0) == (
         "`touch` called with file_name='zzz_guess.txt' before the user gives `file_name` "
-        "(turn 1 withholds it, turn 2 supplies it)"
+        "(turn 1 withholds it, turn 2 supplies it; it occurs in no earlier tool result)"
     )
+    # An earlier tool result that holds the value grounds it (BFCL-MISS-PARAM); one that holds it
+    # only inside a longer word does not.
+    guess = {"file_name": "zzz_guess.txt"}
+    assert fault(task, "touch", guess, 0, ["{'files': ['zzz_guess.txt']}"]) is None
+    assert fault(task, "touch", guess, 0, ["{'files': ['azzz_guess.txt']}"]) is not None
     # A value without letters or digits names nothing; another function is judged like any call.
     assert fault(task, "touch", {"file_name": ".."}, 0) is None
     assert fault(task, "cd", {}, 0) is None

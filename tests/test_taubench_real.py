@@ -174,7 +174,8 @@ def test_assertions_agent_run(capsys: pytest.CaptureFixture[str]) -> None:
     # -> 4 precondition; 1 "insufficient gift card balance" -> state_consistency; 1 "got an
     # unexpected keyword argument" and 3 "payment method should be either the original payment
     # method or a gift card" (an argument constraint, LABEL-ARGUMENTS since issue 42; unlabelled
-    # before) -> 4 schema; 34 crashed runs (harness errors) -> 34 unlabelled.
+    # before; it also matches LABEL-PRECONDITION's 'should be the original', and schema comes first,
+    # CONV-LABEL-ORDER) -> 4 schema; 34 crashed runs (harness errors) -> 34 unlabelled.
     assert labels(rollouts) == {
         "dependency": 8,
         "precondition": 4,

@@ -297,18 +297,21 @@ def _bad_reference(bt: BfclTask, turns: tuple[tuple[str, ...], ...], limit: int)
     return found
 
 
-def _needs_withheld(bt: BfclTask, call: str, turn: int) -> bool:
-    """Whether ``call``, made in ``turn``, acts without the parameter the turn withholds."""
+def _needs_withheld(bt: BfclTask, call: str, turn: int, results: Sequence[str] = ()) -> bool:
+    """Whether ``call``, made in ``turn`` after calls that returned ``results``, acts without the
+    parameter the turn withholds (a value an earlier result holds is grounded: BFCL-MISS-PARAM)."""
     parsed = parse_call_string(call)
     info = backend.catalogue().methods.get(parsed.name)
     bound = bind(info, parsed.args, parsed.kwargs) if info is not None else None
-    return isinstance(bound, dict) and information_fault(bt, parsed.name, bound, turn) is not None
+    return isinstance(bound, dict) and information_fault(bt, parsed.name, bound, turn, results) is not None
 
 
 def _withheld_call(bt: BfclTask, turns: tuple[tuple[str, ...], ...], limit: int) -> list[Mutant]:
     found = []
     for k in sorted(bt.withheld):
-        calls = [c for c in turns[k + 1] if _needs_withheld(bt, c, k)]
+        prefix = evaluate(run_from_strings(bt, turns[: k + 1]), success=False)
+        results = [r.result for r in prefix.records if r.accepted]
+        calls = [c for c in turns[k + 1] if _needs_withheld(bt, c, k, results)]
         if not calls:
             continue
         mutated, position = _insert_at_end(turns, k, calls[0])

@@ -30,6 +30,8 @@ from .semantics import (
     INFERENCE_ERROR,
     INFERENCE_MESSAGE_CHARS,
     BfclRun,
+    CallRecord,
+    Evaluation,
     evaluate,
     inference_error_message,
     make_run,
@@ -315,6 +317,16 @@ def _count(
     )
 
 
+def _harness_fault(evaluation: Evaluation) -> CallRecord | None:
+    """The record of the first failure when BFCL's own class failed there (BFCL-HARNESS), else ``None``."""
+    if evaluation.outcome.fully_executable:
+        return None
+    first = next((r for r in evaluation.records if not r.accepted), None)
+    if first is None or first.harness is None or first.position != evaluation.outcome.fed:
+        return None
+    return first
+
+
 def read_results(paths: Sequence[str], options: AdapterOptions) -> ReadResult:
     """Read and replay BFCL result files; every entry is validated before anything is returned."""
     wanted: str | None = None
@@ -395,16 +407,23 @@ def read_results(paths: Sequence[str], options: AdapterOptions) -> ReadResult:
             summary = _count(summary, turns, record, api_rules)
             run = make_run(bfcl_task, turns)
             evaluation = evaluate(run)
-            rollouts.append(
-                Rollout(
-                    key,
-                    task_id,
-                    0,
-                    evaluation.outcome,
-                    bool(evaluation.success),
-                    _evidence(where, evaluation.failure or "valid", run, evaluation.outcome),
-                )
+            rollout = Rollout(
+                key,
+                task_id,
+                0,
+                evaluation.outcome,
+                bool(evaluation.success),
+                _evidence(where, evaluation.failure or "valid", run, evaluation.outcome),
             )
+            fault = _harness_fault(evaluation)
+            if fault is not None:
+                # BFCL-HARNESS: BFCL's own class failed on its own data at the first failure.
+                errors.append(harness.HarnessError(where, key, task_id, 0, fault.harness or "", not exclude))
+                if exclude:
+                    excluded.append(Excluded(where, task_id))
+                    continue
+                rollout = harness.counted_rollout(rollout, fault.harness or "", fault.position - 1)
+            rollouts.append(rollout)
         files.append(summary)
     if not rollouts:
         if excluded:

@@ -13,6 +13,7 @@ the audit (:mod:`.operators`).
 
 from __future__ import annotations
 
+import ast
 import re
 import unicodedata
 from collections import Counter
@@ -26,6 +27,7 @@ import attrs
 from prefixexec.kernel import Accepted, Label, Outcome, Rejected, ToolCall, replay
 from prefixexec.kernel.actions import Action, NoToolAction
 
+from ..provenance import occurs
 from . import backend
 from .execute import (
     EXECUTION_ERROR,
@@ -125,13 +127,18 @@ def _informative(atom: str) -> bool:
     return any(ch.isalnum() for ch in atom)
 
 
-def information_fault(task: BfclTask, name: str, bound: Mapping[str, Any], turn: int) -> str | None:
+def information_fault(
+    task: BfclTask, name: str, bound: Mapping[str, Any], turn: int, results: Sequence[str] = ()
+) -> str | None:
     """BFCL-MISS-PARAM: why a call made in ``turn`` acts without a withheld parameter, or ``None``.
 
     A call to a function whose parameter ``p`` the turn withholds fails when it leaves ``p`` out
-    (the function's default stands in for the user's value) or gives ``p`` a value the user has
-    not mentioned yet (a guess). A value the user mentioned in this turn or before, and a value
-    without any letter or digit (``'..'``, ``'/'``), does not act on the withheld information.
+    (the function's default stands in for the user's value) or gives ``p`` a value that is not
+    grounded (a guess). A value is grounded when the user mentioned it in this turn or before,
+    or when it occurs in ``results``, the results of the rollout's earlier calls (the provenance
+    rule of :func:`..provenance.occurs`: ``create_ticket`` returns ``{'id': 2}``, then
+    ``resolve_ticket(ticket_id=2)`` acts on what the agent saw). A value without any letter or
+    digit (``'..'``, ``'/'``) does not act on the withheld information.
     """
     needed = sorted(p for f, p in task.withheld.get(turn, ()) if f == name)
     if not needed:
@@ -143,12 +150,46 @@ def information_fault(task: BfclTask, name: str, bound: Mapping[str, Any], turn:
                 f"`{name}` called without `{parameter}`, which turn {turn + 1} withholds "
                 f"and turn {turn + 2} supplies"
             )
-        guessed = [a for a in _atoms(bound[parameter]) if _informative(a) and not mentions(said, a)]
+        guessed = [
+            a
+            for a in _atoms(bound[parameter])
+            if _informative(a) and not mentions(said, a) and not occurs(a, results)
+        ]
         if guessed:
             return (
                 f"`{name}` called with {parameter}={guessed[0]!r} before the user gives `{parameter}` "
-                f"(turn {turn + 1} withholds it, turn {turn + 2} supplies it)"
+                f"(turn {turn + 1} withholds it, turn {turn + 2} supplies it; it occurs in no earlier "
+                "tool result)"
             )
+    return None
+
+
+#: A placeholder value (BFCL-PLACEHOLDER): a whole argument string that is one angle-bracketed
+#: word or phrase, optionally after ``@`` or ``#`` (``'<UNKNOWN>'``, ``'@<UNKNOWN>'``, ``'<user_id>'``).
+PLACEHOLDER = re.compile(r"[@#]?<[A-Za-z][\w \-]*>")
+
+
+def placeholder_fault(
+    task: BfclTask, name: str, bound: Mapping[str, Any], turn: int, results: Sequence[str] = ()
+) -> str | None:
+    """BFCL-PLACEHOLDER: a placeholder value that occurs nowhere is invented, or ``None``.
+
+    Any category, any parameter: a string argument that is a placeholder (:data:`PLACEHOLDER`)
+    and occurs neither in the user's messages up to ``turn`` nor in an earlier tool result
+    (:func:`..provenance.occurs`) stands in for information the agent does not have.
+    """
+    said: list[str] | None = None
+    for parameter, value in bound.items():
+        for atom in _atoms(value):
+            if not PLACEHOLDER.fullmatch(atom.strip()):
+                continue
+            if said is None:
+                said = [m for t in task.entry.questions[: turn + 1] for m in t]
+            if not occurs(atom, said) and not occurs(atom, results):
+                return (
+                    f"`{name}` called with {parameter}={atom!r}, a placeholder that occurs nowhere "
+                    "earlier in the conversation or in a tool result"
+                )
     return None
 
 
@@ -270,6 +311,8 @@ class CallRecord:
     unclassified: bool = False
     #: Why the call was rejected, without the turn, call and label of ``reason``.
     message: str | None = None
+    #: BFCL's own class failed on its own data (BFCL-HARNESS): what the harness error says.
+    harness: str | None = None
 
     @property
     def accepted(self) -> bool:
@@ -290,8 +333,14 @@ def rejection_reason(position: int, turn: int, shown: str, label: Label | None, 
     return f"call {position} (turn {turn + 1}) {shown} [{mark}]: {message}"
 
 
-def check_and_run(world: World, task: BfclTask, action: BfclCall, position: int) -> CallRecord:
-    """Decide and (where BFCL would) execute one call; the stages of BFCL-EXEC in order."""
+def check_and_run(
+    world: World, task: BfclTask, action: BfclCall, position: int, results: Sequence[str] = ()
+) -> CallRecord:
+    """Decide and (where BFCL would) execute one call; the stages of BFCL-EXEC in order.
+
+    ``results`` are the results of the rollout's earlier calls that executed without an error,
+    which ground argument values (BFCL-MISS-PARAM, BFCL-PLACEHOLDER).
+    """
     call, turn = action.call, action.turn
     shown = _shown(call)
 
@@ -325,7 +374,9 @@ def check_and_run(world: World, task: BfclTask, action: BfclCall, position: int)
         if wrong_type is not None:
             static = (Label.SCHEMA, wrong_type)
         else:
-            missing = information_fault(task, call.name, bound, turn)
+            missing = information_fault(task, call.name, bound, turn, results) or placeholder_fault(
+                task, call.name, bound, turn, results
+            )
             if missing is not None:
                 static = (Label.INFORMATION, missing)
     execution = world.execute(info, bound)
@@ -333,6 +384,19 @@ def check_and_run(world: World, task: BfclTask, action: BfclCall, position: int)
         return reject(static[0], static[1], execution.text, executed=True)
     if execution.error is None:
         return CallRecord(position, turn, shown, True, execution.text)
+    fault = harness_fault(info.cls, execution.error, bound)
+    if fault is not None:
+        return CallRecord(
+            position,
+            turn,
+            shown,
+            True,
+            execution.text,
+            (),
+            f"call {position} (turn {turn + 1}) {shown} [harness error]: {fault}",
+            message=fault,
+            harness=f"call {position} (turn {turn + 1}) {shown}: {fault}",
+        )
     label = classify(execution.error)
     if label is None:
         message = f"unclassified error: {execution.error}"
@@ -356,6 +420,33 @@ def check_and_run(world: World, task: BfclTask, action: BfclCall, position: int)
         (label,),
         rejection_reason(position, turn, shown, label, execution.error),
         message=execution.error,
+    )
+
+
+_KEY_ERROR = re.compile(r"KeyError: (.+)")
+
+
+def harness_fault(cls: str, error: str, bound: Mapping[str, Any]) -> str | None:
+    """BFCL-HARNESS: a ``KeyError`` BFCL's own class raises on a key no argument gave, or ``None``.
+
+    A key the call passed (an unknown booking id) is the agent's; a key that is none of the
+    call's argument values is a field BFCL's starting data lacks (TravelAPI reads a booking's
+    ``travel_date`` that the initial config never wrote): the environment failed, not the agent.
+    """
+    match = _KEY_ERROR.fullmatch(error)
+    if match is None:
+        return None
+    raw = match[1].strip()
+    try:
+        key = ast.literal_eval(raw)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        key = raw
+    given = set(_atoms(dict(bound)))
+    if isinstance(key, str | int | float) and not isinstance(key, bool) and str(key) in given:
+        return None
+    return (
+        f"BFCL's {cls} raised KeyError: {raw} on its own data (the key is no argument of the call: "
+        "the task's starting data lacks the field), an environment fault, not the agent's"
     )
 
 
@@ -383,6 +474,8 @@ class _Session:
         self.checker = self.model
         self.position = 0
         self.records: list[CallRecord] = []
+        #: Results of the calls accepted so far: what grounds later argument values (BFCL-MISS-PARAM).
+        self.seen: list[str] = []
         self.track = track_success
         self.gold = World(run.task.entry) if track_success else None
         self.closed = 0
@@ -408,9 +501,11 @@ class _Session:
         call = action.call
         if self.track and self.checker is self.model and _diverges(call):
             self.checker = self.model.fork()
-        record = check_and_run(self.model, self.run.task, action, self.position + 1)
+        record = check_and_run(self.model, self.run.task, action, self.position + 1, self.seen)
         self.position += 1
         self.records.append(record)
+        if record.accepted:
+            self.seen.append(record.result)
         if self.track:
             if self.checker is self.model:
                 if call.decoded:
@@ -588,11 +683,13 @@ __all__ = [
     "check_and_run",
     "evaluate",
     "gold_turns",
+    "harness_fault",
     "inference_error_message",
     "inference_error_run",
     "information_fault",
     "make_run",
     "mentions",
+    "placeholder_fault",
     "rejection_reason",
     "replay_calls",
     "run_from_strings",

@@ -14,6 +14,7 @@ from prefixexec.kernel import ConditionKey, Rollout, ToolCall, replay
 from .. import harness
 from ..errors import InputError
 from ..labels import NO_RULES, LabelRules, load_label_rules
+from ..limits import notice
 from ..records import json_lines, parse_json_line, unique_rollouts
 from ..regex import Pattern, PatternError, compile_pattern
 from ..rejections import SOURCES_KEY, VERDICTS_KEY, Verdicts, next_position
@@ -242,13 +243,16 @@ def line_rollout(
     """Validate one line and replay its transcript through the kernel (CHAT-FORMAT, CHAT-EXEC)."""
     if not isinstance(record, dict):
         raise InputError(where, f"expected a JSON object, got {type(record).__name__}")
-    for field in ("task_id", "success", "messages", "tools"):
+    for field in ("messages", "tools"):
         if field not in record:
             raise InputError(where, f"missing field {field!r}")
-    task_id = record["task_id"]
+    # CHAT-FINETUNE: an OpenAI fine-tuning line ({"messages", "tools"}) has no task id and no
+    # success: its line number is its task id, and success is not given (read as 0, noted).
+    task_id = record.get("task_id", line_number(where))
     if isinstance(task_id, bool) or not isinstance(task_id, str | int):
         raise InputError(where, f"'task_id' must be a string or an integer, got {task_id!r}")
-    success = need_bool(record["success"], where, "'success'")
+    given = "success" in record
+    success = need_bool(record["success"], where, "'success'") if given else False
     trial = record.get("trial", 0)
     if isinstance(trial, bool) or not isinstance(trial, int) or trial < 0:
         raise InputError(where, f"'trial' must be an integer >= 0, got {trial!r}")
@@ -271,6 +275,8 @@ def line_rollout(
         VERDICTS_KEY: Verdicts(SEMANTICS, task, actions, next_position, outcome),  # OUT-REJECTIONS
         SOURCES_KEY: [{"message": m} for m in messages],  # OUT-SOURCE
     }
+    if not given:
+        meta["success_given"] = False
     rollout = Rollout(key, str(task_id), trial, outcome, success, meta)
     lost = record.get("harness_error")  # CHAT-HARNESS: the harness ended the rollout
     if lost is None:
@@ -322,4 +328,17 @@ def read(paths: Sequence[str], options: AdapterOptions) -> list[Rollout]:
         "no transcripts found",
     )
     harness.report("chat", errors)
+    missing = sum(1 for r in rollouts if r.meta.get("success_given") is False)
+    if missing:
+        notice(
+            f"prefixexec: warning: {missing} of {len(rollouts)} transcript(s) give no 'success' (e.g. "
+            "OpenAI fine-tuning lines): success is not given, read as 0, so success and RR say "
+            "nothing; TER, FED and AUC-PEC are scored (CHAT-FINETUNE)"
+        )
     return rollouts
+
+
+def line_number(where: str) -> str:
+    """The line number of ``where`` (``file:line``), the task id of a line without one (CHAT-FINETUNE)."""
+    tail = where.rsplit(":", 1)[-1]
+    return tail if tail.isdigit() else where

@@ -25,7 +25,7 @@ from prefixexec.kernel import Accepted, Label, Rejected, ToolCall
 from prefixexec.kernel.actions import Action, NoToolAction
 
 from ..errors import InputError
-from ..labels import ARGUMENT_FAMILIES, NO_RULES, LabelRules, family_labels
+from ..labels import ARGUMENT_FAMILIES, NO_RULES, PRECONDITION_FAMILY, LabelRules, family_labels
 from ..regex import Pattern, PatternError, compile_pattern
 from ..text import one_line
 
@@ -59,6 +59,8 @@ ERROR_FAMILIES: tuple[tuple[Label, re.Pattern[str]], ...] = (
             re.IGNORECASE,
         ),
     ),
+    # the precondition family the tau-bench and trace adapters share (LABEL-PRECONDITION)
+    (Label.PRECONDITION, PRECONDITION_FAMILY),
     (
         Label.STATE_CONSISTENCY,
         re.compile(
@@ -75,6 +77,28 @@ ERROR_FAMILIES: tuple[tuple[Label, re.Pattern[str]], ...] = (
         ),
     ),
 )
+
+
+def json_error(result: str) -> str | None:
+    """CHAT-JSON-ERROR: the message of a tool result that is a JSON object with an ``error`` key
+    (``{"error": "..."}``, how many MCP and function-calling servers answer), else ``None``.
+
+    A string error is its own message; another value is its JSON text. A value that says there is
+    no error (``null``, ``false``, ``""``, an empty list or object) is no error.
+    """
+    text = result.strip()
+    if not text.startswith("{") or '"error"' not in text:
+        return None
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(value, dict) or "error" not in value:
+        return None
+    error = value["error"]
+    if error is None or error is False or error == "" or error == [] or error == {}:
+        return None
+    return error if isinstance(error, str) else json.dumps(error, ensure_ascii=False)
 
 
 def error_labels(text: str, arguments: object = None, rules: LabelRules = NO_RULES) -> tuple[Label, ...]:
@@ -417,6 +441,9 @@ class ChatSemantics:
         elif call.flagged:
             labels.extend(error_labels(call.result, call.action.arguments, task.label_rules))
             reasons.append(f"tool result is an error: {_excerpt(call.result)}")
+        elif (error := json_error(call.result)) is not None:
+            labels.extend(error_labels(error, call.action.arguments, task.label_rules))
+            reasons.append(f"tool result is an object with an 'error': {_excerpt(error)}")
         elif task.error_pattern is not None and task.error_pattern.search(call.result):
             labels.extend(error_labels(call.result, call.action.arguments, task.label_rules))
             reasons.append(f"tool result matches --error-pattern: {_excerpt(call.result)}")

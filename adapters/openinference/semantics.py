@@ -124,6 +124,9 @@ def interpret(keys: frozenset[str]) -> Any:
             agent = values.get("agent.name")
             if kind == "AGENT" and isinstance(agent, str) and agent:
                 out.agent = agent
+            if kind == "AGENT":  # TRACE-AGENT-MODEL: the agent span's model
+                model = values.get("llm.model_name")
+                out.model = model if isinstance(model, str) and model else None
         return out
 
     return read

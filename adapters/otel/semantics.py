@@ -220,6 +220,9 @@ def interpret(keys: frozenset[str]) -> Any:
             agent = values.get("gen_ai.agent.name")
             if operation in AGENT_OPERATIONS and isinstance(agent, str) and agent:
                 out.agent = agent
+            if operation in AGENT_OPERATIONS:  # TRACE-AGENT-MODEL: the agent span's model
+                model = values.get("gen_ai.request.model") or values.get("gen_ai.response.model")
+                out.model = model if isinstance(model, str) and model else None
         return out
 
     return read

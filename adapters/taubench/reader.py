@@ -29,7 +29,7 @@ from ..labels import NO_RULES, LabelRules, load_label_rules
 from ..limits import notice, read_stdin_document
 from ..records import STDIN, parse_json_line, unique_rollouts
 from ..rejections import SOURCES_KEY, VERDICTS_KEY, Verdicts
-from ..shape import kind, need_dict, need_list, need_number, need_str, task_id, trial
+from ..shape import field, kind, need_dict, need_list, need_number, need_str, task_id, trial
 from .semantics import DOMAIN_ID_PREFIXES, TAU, Exchange, TauTask, past_call
 
 if TYPE_CHECKING:
@@ -110,18 +110,60 @@ def _fail(where: str, what: str) -> NoReturn:
     raise InputError(where, what)
 
 
-def load(path: str) -> tuple[str, Any]:
-    """``(name, decoded JSON)`` of a results file (``-``: stdin); faults raise InputError."""
-    name = "<stdin>" if path == STDIN else path
-    expected = "a tau-bench results JSON file"
+def _json(name: str, expected: str) -> Any:
     with reading(name, expected):
-        text = read_stdin_document(sys.stdin) if path == STDIN else read_text(path, expected)
+        text = read_stdin_document(sys.stdin) if name == "<stdin>" else read_text(name, expected)
     try:
-        return name, parse_json_line(text)
+        return parse_json_line(text)
     except ValueError as exc:
         _fail(name, f"not valid JSON: {exc}")
     except RecursionError:
         _fail(name, "not valid JSON: nested too deeply")
+
+
+#: tau2's directory results format (TAU-DIR): ``results.json`` and one file per simulation.
+RESULTS_NAME, SIMULATIONS_DIR = "results.json", "simulations"
+
+
+def _directory_run(meta_path: Path, meta: Any) -> Any:
+    """A dir-format run as one results object (TAU-DIR): the metadata of ``results.json`` with
+    the simulations of ``simulations/*.json`` in file-name order, as tau2's ``iter_simulations``
+    reads them."""
+    folder = meta_path.parent / SIMULATIONS_DIR
+    if not isinstance(meta, dict) or "simulations" in meta or not folder.is_dir():
+        return meta
+    names = sorted(p for p in folder.iterdir() if plain_name(p.name).endswith(".json") and p.is_file())
+    simulations = [_json(str(p), "a tau2 simulation JSON file") for p in names]
+    return {**meta, "simulations": simulations}
+
+
+def load(path: str) -> tuple[str, Any]:
+    """``(name, decoded JSON)`` of a results file (``-``: stdin); faults raise InputError.
+
+    A folder holding ``results.json``, or a ``results.json`` beside a ``simulations/`` folder, is
+    tau2's directory format, read as one run (TAU-DIR); a file inside ``simulations/`` is one
+    simulation of such a run, not a results file.
+    """
+    name = "<stdin>" if path == STDIN else path
+    expected = "a tau-bench results JSON file"
+    if path != STDIN and Path(path).is_dir():
+        meta_path = Path(path) / RESULTS_NAME
+        if not meta_path.is_file():
+            _fail(name, f"a folder without {RESULTS_NAME}: not a tau2 directory-format run")
+        return name, _directory_run(meta_path, _json(str(meta_path), expected))
+    data = _json(name, expected)
+    if path == STDIN:
+        return name, data
+    where = Path(path)
+    if plain_name(where.name) == RESULTS_NAME:
+        return name, _directory_run(where, data)
+    if where.parent.name == SIMULATIONS_DIR and (where.parent.parent / RESULTS_NAME).is_file():
+        _fail(
+            name,
+            "one simulation of a tau2 directory-format run (results.json + simulations/): "
+            f"give the run's folder ({where.parent.parent}) or its {RESULTS_NAME}",
+        )
+    return name, data
 
 
 # ================================================================================ trajectories
@@ -350,7 +392,7 @@ def read_v1_traj(traj: Sequence[Any], where: str) -> Builder:
         if role == "user":
             builder.user_turn(message.get("content"))
         elif role == "assistant":
-            calls = need_list(message.get("tool_calls") or [], here, "'tool_calls'")
+            calls = need_list(field(message, "tool_calls") or [], here, "'tool_calls'")
             first = need_dict(calls[0], here, "'tool_calls[0]'") if calls else None
             function = None if first is None else first.get("function")
             if function is None:  # a reply to the user (v1 also turns a null function into one)
@@ -358,7 +400,7 @@ def read_v1_traj(traj: Sequence[Any], where: str) -> Builder:
                 continue
             assert first is not None
             function = need_dict(function, here, "'tool_calls[0].function'")
-            name = need_str(function.get("name"), here, "'tool_calls[0].function.name'")
+            name = need_str(field(function, "name"), here, "'tool_calls[0].function.name'")
             call_id = first.get("id")
             if call_id is not None:
                 call_id = need_str(call_id, here, "'tool_calls[0].id'")
@@ -367,7 +409,7 @@ def read_v1_traj(traj: Sequence[Any], where: str) -> Builder:
             call_id = message.get("tool_call_id")
             if call_id is not None:
                 call_id = need_str(call_id, here, "'tool_call_id'")
-            content = need_str(message.get("content"), here, "tool message 'content'")
+            content = need_str(field(message, "content"), here, "tool message 'content'")
             accepted, observation = v1_verdict(content)
             builder.answer(call_id, accepted, observation, here)
         else:
@@ -393,27 +435,27 @@ def read_tau2_messages(messages: Sequence[Any], where: str) -> Builder:
         role = message.get("role")
         if role == "system":
             continue
-        calls = need_list(message.get("tool_calls") or [], here, "'tool_calls'")
+        calls = need_list(field(message, "tool_calls") or [], here, "'tool_calls'")
         if role == "user":
             builder.user_turn(message.get("content"))
             for k, raw_call in enumerate(calls):
                 call = need_dict(raw_call, here, f"'tool_calls[{k}]'")
-                builder.add_other_call(need_str(call.get("id"), here, f"'tool_calls[{k}].id'"))
+                builder.add_other_call(need_str(field(call, "id"), here, f"'tool_calls[{k}].id'"))
         elif role == "assistant":
             if not calls:
                 builder.text_calls.extend((f"messages[{j}]", n) for n in text_calls(message.get("content")))
             for k, raw_call in enumerate(calls):
                 call = need_dict(raw_call, here, f"'tool_calls[{k}]'")
-                call_id = need_str(call.get("id"), here, f"'tool_calls[{k}].id'")
-                name = need_str(call.get("name"), here, f"'tool_calls[{k}].name'")
-                arguments = need_dict(call.get("arguments"), here, f"'tool_calls[{k}].arguments'")
+                call_id = need_str(field(call, "id"), here, f"'tool_calls[{k}].id'")
+                name = need_str(field(call, "name"), here, f"'tool_calls[{k}].name'")
+                arguments = need_dict(field(call, "arguments"), here, f"'tool_calls[{k}].arguments'")
                 if call.get("requestor", "assistant") == "user":
                     builder.add_other_call(call_id)
                 else:
                     builder.add_call(ToolCall(name, arguments, call_id), j + 1)
         elif role == "tool":
             for tool in _tau2_tool_messages(message, here):
-                call_id = need_str(tool.get("id"), here, "tool message 'id'")
+                call_id = need_str(field(tool, "id"), here, "tool message 'id'")
                 content = tool.get("content")
                 content = "" if content is None else need_str(content, here, "tool message 'content'")
                 if "error" in tool:
@@ -450,7 +492,7 @@ def no_tool_reason(gold: int, what: str, written: Sequence[tuple[str, str]]) -> 
 
 def gold_count_v1(task: Mapping[str, Any], where: str) -> int:
     """v1 gold actions other than ``respond`` (TAU-NOTOOL)."""
-    actions = need_list(task.get("actions"), where, "'info.task.actions'")
+    actions = need_list(field(task, "actions"), where, "'info.task.actions'")
     count = 0
     for j, action in enumerate(actions):
         name = need_str(
@@ -666,19 +708,19 @@ def _read_v1(name: str, data: list[Any], options: AdapterOptions, rules: LabelRu
     tool_names: list[str] = []
     for index, raw in enumerate(data):
         record = need_dict(raw, f"{name}: record {index}", "a v1 result")
-        tid = task_id(record.get("task_id"), f"{name}: record {index}")
+        tid = task_id(field(record, "task_id"), f"{name}: record {index}")
         number = trial(record.get("trial"), f"{name}: record {index}")
         where = f"{name}: record {index} (task {tid}, trial {number})"
-        reward = need_number(record.get("reward"), where, "'reward'")
-        info = need_dict(record.get("info"), where, "'info'")
-        traj = need_list(record.get("traj"), where, "'traj'")
+        reward = need_number(field(record, "reward"), where, "'reward'")
+        info = need_dict(field(record, "info"), where, "'info'")
+        traj = need_list(field(record, "traj"), where, "'traj'")
         policy = _policy_domain(traj)
         if policy is not None:
             domains.setdefault(policy, where)
         if "error" in info and not traj:  # TAU-CRASH: a harness error (TAU-HARNESS)
             parsed.append((where, tid, number, None, crash_message(info), 0, reward == 1.0))
             continue
-        task = need_dict(info.get("task"), where, "'info.task'")
+        task = need_dict(field(info, "task"), where, "'info.task'")
         gold = gold_count_v1(task, where)
         tool_names.extend(a["name"] for a in task["actions"])
         builder = read_v1_traj(traj, where)
@@ -763,23 +805,63 @@ def crash_message(info: Mapping[str, Any]) -> str:
     return f"{place}: {error}; its trajectory was not recorded (traj: [])"
 
 
+#: tau2's domains, to read a bare simulation list's domain from its file name (TAU-BARE-LIST).
+TAU2_DOMAINS = ("airline", "retail", "telecom", "telecom-workflow", "mock", "banking_knowledge")
+#: A leaderboard trajectory name: ``<agent>_<domain>_<model>_<n>trial(s).json`` (TAU-BARE-LIST).
+_LEADERBOARD_NAME = re.compile(r"_(" + "|".join(map(re.escape, TAU2_DOMAINS)) + r")_(.+?)_\d+trials?$")
+
+
+def _bare_naming(name: str, options: AdapterOptions) -> tuple[str, str]:
+    """Domain and model of a bare list of tau2 simulations (TAU-BARE-LIST): ``--model`` or the
+    leaderboard file name ``<agent>_<domain>_<model>_<n>trial(s).json``."""
+    stem = Path(plain_name(Path(name).name)).stem
+    match = _LEADERBOARD_NAME.search(stem)
+    if match is None:
+        _fail(
+            name,
+            "a bare list of tau2 simulations (no 'info', no 'tasks') whose file name does not say the "
+            "domain (<agent>_<domain>_<model>_<n>trial(s).json)",
+        )
+    return match[1], options.model or match[2]
+
+
+def _looks_tau2(records: Sequence[Any]) -> bool:
+    """TAU-BARE-LIST: records of a JSON list that are tau2 simulations, told by their fields
+    (``messages`` or ``ticks`` with ``termination_reason``), not v1 results (``traj``)."""
+    first = records[0]
+    return (
+        isinstance(first, dict)
+        and "traj" not in first
+        and "termination_reason" in first
+        and ("messages" in first or "ticks" in first)
+    )
+
+
 def _read_tau2(name: str, data: dict[str, Any], options: AdapterOptions, rules: LabelRules) -> FileRead:
-    info = need_dict(data.get("info"), name, "'info'")
-    environment = need_dict(info.get("environment_info"), name, "'info.environment_info'")
-    domain = need_str(environment.get("domain_name"), name, "'info.environment_info.domain_name'")
-    agent = need_dict(info.get("agent_info", {}), name, "'info.agent_info'")
-    model = options.model or agent.get("llm")
-    if not model:
-        _fail(name, "'info.agent_info.llm' is empty; pass --model")
-    model = need_str(model, name, "'info.agent_info.llm'")
-    method = options.method or agent.get("implementation") or DEFAULT_METHOD_TAU2
-    method = need_str(method, name, "'info.agent_info.implementation'")
+    bare = "info" not in data and "tasks" not in data
     gold: dict[str, int] = {}
-    for index, raw in enumerate(need_list(data.get("tasks"), name, "'tasks'")):
-        here = f"{name}: tasks[{index}]"
-        entry = need_dict(raw, here, "a task")
-        gold[task_id(entry.get("id"), here)] = gold_count_tau2(entry, here)
-    simulations = need_list(data.get("simulations"), name, "'simulations'")
+    if bare:  # TAU-BARE-LIST: no task list, so no gold count
+        domain, model = _bare_naming(name, options)
+        method = options.method or DEFAULT_METHOD_TAU2
+    else:
+        info = need_dict(field(data, "info"), name, "'info'")
+        environment = need_dict(field(info, "environment_info"), name, "'info.environment_info'")
+        domain = need_str(field(environment, "domain_name"), name, "'info.environment_info.domain_name'")
+        agent = need_dict(info.get("agent_info", {}), name, "'info.agent_info'")
+        named = options.model or agent.get("llm")
+        if not named:
+            _fail(name, "'info.agent_info.llm' is empty; pass --model")
+        model = need_str(named, name, "'info.agent_info.llm'")
+        method = need_str(
+            options.method or agent.get("implementation") or DEFAULT_METHOD_TAU2,
+            name,
+            "'info.agent_info.implementation'",
+        )
+        for index, raw in enumerate(need_list(field(data, "tasks"), name, "'tasks'")):
+            here = f"{name}: tasks[{index}]"
+            entry = need_dict(raw, here, "a task")
+            gold[task_id(field(entry, "id"), here)] = gold_count_tau2(entry, here)
+    simulations = need_list(field(data, "simulations"), name, "'simulations'")
     if not simulations:  # TAU-EMPTY
         if data.get("simulation_index"):
             _fail(
@@ -791,14 +873,20 @@ def _read_tau2(name: str, data: dict[str, Any], options: AdapterOptions, rules: 
     out: list[ReadRollout] = []
     errors: list[harness.HarnessError] = []
     unflagged = 0
+    voice = 0
     for index, raw in enumerate(simulations):
         sim = need_dict(raw, f"{name}: simulations[{index}]", "a simulation")
-        tid = task_id(sim.get("task_id"), f"{name}: simulations[{index}]")
+        tid = task_id(field(sim, "task_id"), f"{name}: simulations[{index}]")
         number = trial(sim.get("trial"), f"{name}: simulations[{index}]")
         where = f"{name}: simulations[{index}] (task {tid!r}, trial {number})"
+        if sim.get("messages") is None and sim.get("ticks") is not None:
+            voice += 1  # TAU-DIR: a full-duplex voice simulation keeps ticks, no messages
+            continue
+        if bare:
+            gold.setdefault(tid, -1)
         if tid not in gold:
             _fail(where, f"task {tid!r} is not in 'tasks'")
-        termination = need_str(sim.get("termination_reason"), where, "'termination_reason'")
+        termination = need_str(field(sim, "termination_reason"), where, "'termination_reason'")
         lost = termination == INFRASTRUCTURE_ERROR  # TAU-HARNESS
         if lost and exclude:
             key = ConditionKey(DATASET_PREFIX + domain, model, method)
@@ -816,12 +904,13 @@ def _read_tau2(name: str, data: dict[str, Any], options: AdapterOptions, rules: 
             success = False
         messages = sim.get("messages")
         if messages is None:
-            if sim.get("ticks") is not None:
-                _fail(where, "full-duplex simulation (ticks, no messages): not supported")
             messages = []
         builder = read_tau2_messages(need_list(messages, where, "'messages'"), where)
         unflagged += builder.unflagged
-        reason = no_tool_reason(gold[tid], "assistant action", builder.text_calls)
+        if gold[tid] < 0:  # TAU-BARE-LIST: the task list is absent
+            reason = "no tool call (the run has no task list: whether the task needs one is unknown)"
+        else:
+            reason = no_tool_reason(gold[tid], "assistant action", builder.text_calls)
         task_ = TauTask(builder.exchanges(), gold[tid] == 0, reason, rules, prefixes)
         calls, written = tuple(builder.calls), tuple(builder.text_calls)
         rollout = _rollout(
@@ -833,7 +922,7 @@ def _read_tau2(name: str, data: dict[str, Any], options: AdapterOptions, rules: 
             errors.append(harness.HarnessError(where, rollout.condition, tid, number, message, True))
             rollout = harness.counted_rollout(rollout, message, len(calls))
         out.append(ReadRollout(where, rollout, task_, calls, False, written))
-    warnings = (
+    warnings: tuple[str, ...] = (
         (
             f"{name}: {unflagged} tool message(s) carry no 'error' field: each is rejected iff its "
             "text starts with 'Error' (TAU-EXEC-NOFLAG)",
@@ -841,6 +930,17 @@ def _read_tau2(name: str, data: dict[str, Any], options: AdapterOptions, rules: 
         if unflagged
         else ()
     )
+    if voice:
+        warnings += (
+            f"{name}: {voice} simulation(s) have no messages (full-duplex voice runs keep ticks only): "
+            "not scored",
+        )
+    if bare:
+        warnings += (
+            f"{name}: a bare list of tau2 simulations (no 'info', no 'tasks'): domain {domain!r} and "
+            f"model {model!r} read from {'--model and ' if options.model else ''}the file name, success "
+            "from reward_info, no gold action count",
+        )
     return FileRead(tuple(out), warnings, tuple(errors))
 
 
@@ -858,6 +958,8 @@ def read_data(name: str, data: Any, options: AdapterOptions, rules: LabelRules =
     if isinstance(data, list):
         if not data:
             return FileRead((), (f"{name}: the result list is empty, nothing read",))
+        if _looks_tau2(data):  # TAU-BARE-LIST
+            return _read_tau2(name, {"simulations": data}, options, rules)
         return _read_v1(name, data, options, rules)
     if isinstance(data, dict) and "simulations" in data:
         return _read_tau2(name, data, options, rules)
@@ -886,6 +988,44 @@ def read_file(path: str, options: AdapterOptions) -> list[tuple[str, Rollout]]:
     return [(r.where, r.rollout) for r in found.rollouts]
 
 
+@attrs.define
+class Pool:
+    """TAU-POOL: several tau2 runs of one system (one results file per run, the same task ids) are
+    pooled as trials of that system, in the order the files are given: a file whose rollouts of a
+    condition repeat a (task, trial) of an earlier file has that condition's trials numbered on
+    from the earlier files' largest trial + 1, and one notice line says so. Repeats within one
+    file, and across tau-bench v1 files (whose trial numbers are the run's own), stay an error
+    (REC-UNIQUE)."""
+
+    seen: dict[ConditionKey, set[tuple[str, int]]] = attrs.field(factory=dict)
+    top: dict[ConditionKey, int] = attrs.field(factory=dict)
+
+    def add(self, name: str, located: Sequence[tuple[str, Rollout]]) -> list[tuple[str, Rollout]]:
+        offsets: dict[ConditionKey, int] = {}
+        for _, r in located:
+            if r.condition not in offsets:
+                known = self.seen.get(r.condition, set())
+                clash = r.meta.get("format") == "tau2" and any(
+                    (o.task_id, o.trial) in known for _, o in located if o.condition == r.condition
+                )
+                offsets[r.condition] = self.top[r.condition] + 1 if clash else 0
+        out: list[tuple[str, Rollout]] = []
+        for where, r in located:
+            if offsets[r.condition]:
+                r = attrs.evolve(r, trial=r.trial + offsets[r.condition])
+            self.seen.setdefault(r.condition, set()).add((r.task_id, r.trial))
+            self.top[r.condition] = max(self.top.get(r.condition, -1), r.trial)
+            out.append((where, r))
+        for condition, offset in offsets.items():
+            if offset:
+                notice(
+                    f"prefixexec: notice: {name}: the task ids of {condition.dataset} / {condition.model} / "
+                    f"{condition.method} repeat an earlier file's: pooled as further trials of the same "
+                    f"system, numbered from {offset} (several runs in the order given; TAU-POOL)"
+                )
+        return out
+
+
 def read_all(
     paths: Sequence[str], options: AdapterOptions, each: Callable[[str, Any, FileRead], None] | None = None
 ) -> tuple[list[Rollout], tuple[str, ...]]:
@@ -899,16 +1039,24 @@ def read_all(
     errors: list[harness.HarnessError] = []
 
     located: list[tuple[str, Rollout]] = []
+    pooled = Pool()
+    given: dict[str, str] = {}
     for path in paths:
+        if path != STDIN:
+            resolved = str(Path(path).resolve())
+            if resolved in given:
+                _fail(path, f"given twice (first as {given[resolved]}): one run is read once")
+            given[resolved] = path
         name, data = load(path)
         found = read_data(name, data, options, rules)
         warnings.extend(found.warnings)
         errors.extend(found.harness_errors)
         if each is not None:
             each(name, data, found)
-        located.extend((r.where, r.rollout) for r in found.rollouts)
+        located.extend(pooled.add(name, [(r.where, r.rollout) for r in found.rollouts]))
     if not located and errors:
         raise harness.none_left(", ".join(paths), len(errors))
+    voice = [w for w in warnings if "have no messages" in w]
     rollouts = unique_rollouts(
         paths,
         located,
@@ -916,7 +1064,12 @@ def read_all(
             f"duplicate rollout: task {r.task_id!r}, trial {r.trial} of {r.condition.dataset} / "
             f"{r.condition.model} / {r.condition.method} was first read at {first}"
         ),
-        "no rollouts found" + (" (every file is empty)" if warnings and paths else ""),
+        "no rollouts found"
+        + (
+            f" ({'; '.join(w.split(': ', 1)[-1] for w in voice)})"
+            if voice
+            else (" (every file is empty)" if warnings and paths else "")
+        ),
     )
     harness.report("taubench", errors)
     return rollouts, tuple(warnings)

@@ -17,7 +17,6 @@ Rules and their spec IDs:
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -26,7 +25,8 @@ import attrs
 from prefixexec.kernel import Accepted, Label, Rejected, ToolCall
 from prefixexec.kernel.actions import Action, NoToolAction
 
-from ..labels import ARGUMENT_FAMILIES, MASK, NO_RULES, LabelRules, mask_arguments
+from ..labels import ARGUMENT_FAMILIES, MASK, NO_RULES, PRECONDITION_FAMILY, LabelRules, mask_arguments
+from ..provenance import normalise, occurs
 
 #: Longest observation text kept in a rejection reason.
 REASON_LIMIT = 300
@@ -42,11 +42,6 @@ SCHEMA_FAMILY = re.compile(
     re.IGNORECASE,
 )
 NOT_FOUND_FAMILY = re.compile(r"\bnot found\b", re.IGNORECASE)
-PRECONDITION_FAMILY = re.compile(
-    r"\bnon-pending\b|\bnon-delivered\b|\bnot pending\b|\bnot delivered\b|\bnot available\b"
-    r"|\bnot enough seats\b",
-    re.IGNORECASE,
-)
 STATE_FAMILY = re.compile(
     r"\bdoes not add up\b|\bbalance is not enough\b|\bnot enough balance\b|\binsufficient\b", re.IGNORECASE
 )
@@ -68,10 +63,6 @@ _QUOTED_TAIL = re.compile(r"""(?:'([^']+)'|"([^"]+)")\s*$""")
 #: ``#W`` and seven digits, and users quote them as ``#W9502126``, ``W9502126`` or ``9502126``.
 DOMAIN_ID_PREFIXES: Mapping[str, tuple[str, ...]] = {"retail": ("#W",)}
 
-# Characters that NFKC keeps but that are invisible or a variant of the hyphen (TAU-ENTITY-NORM).
-_INVISIBLE = {ord(c): None for c in "\u00ad\u200b\u200c\u200d\u2060\ufeff"}
-_HYPHENS = {ord(c): "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d"}
-_SPACES = re.compile(r"\s+")
 
 
 # ================================================================================ the task
@@ -117,50 +108,7 @@ class TauState:
     seen: tuple[str, ...]
 
 
-# ================================================================================ provenance
-
-
-def normalise(text: str) -> str:
-    """``text`` as identifiers are compared (TAU-ENTITY-NORM).
-
-    Unicode NFKC (a non-breaking or full-width character becomes its plain form), invisible
-    characters (soft hyphen, zero-width space and joiners, BOM) removed, hyphen and dash variants
-    written ``-``, every run of white space one space, case folded.
-    """
-    text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE).translate(_HYPHENS)
-    return _SPACES.sub(" ", text).casefold()
-
-
-def _strip_prefix(identifier: str, prefixes: Sequence[str]) -> str:
-    """The normalised identifier without a leading ``#`` and without one domain prefix."""
-    core = normalise(identifier).strip().lstrip("#")
-    for prefix in prefixes:
-        bare = normalise(prefix).lstrip("#")
-        if bare and core.startswith(bare) and len(core) > len(bare):
-            return core[len(bare) :]
-    return core
-
-
-def _occurrence(identifier: str, prefixes: Sequence[str]) -> re.Pattern[str] | None:
-    core = _strip_prefix(identifier, prefixes)
-    if not core:
-        return None
-    optional = "".join(
-        f"(?:{re.escape(b)})?" for b in sorted({normalise(p).lstrip("#") for p in prefixes} - {""})
-    )
-    return re.compile(r"(?<!\w)#?" + optional + re.escape(core) + r"(?!\w)")
-
-
-def occurs(identifier: str, texts: Sequence[str], prefixes: Sequence[str] = ()) -> bool:
-    """``identifier`` occurs in one of ``texts`` as a whole token, after normalisation (TAU-ENTITY-NORM).
-
-    Both sides are normalised (:func:`normalise`); a leading ``#`` and a domain prefix
-    (``prefixes``, e.g. retail's ``#W``) are optional on either side, so the user's ``9502126``
-    and the agent's ``#W9502126`` are the same identifier. A whole token is not glued to a
-    letter, digit or ``_`` on either side.
-    """
-    pattern = _occurrence(identifier, prefixes)
-    return pattern is not None and any(pattern.search(normalise(text)) for text in texts)
+# ================================================================ identifiers (provenance: ..provenance)
 
 
 def string_leaves(value: object, key: str = "") -> Iterator[tuple[str, str]]:

@@ -129,6 +129,8 @@ class LiveBfclState:
 
     world: World
     position: int
+    #: Results of the calls accepted so far, which ground later argument values (BFCL-MISS-PARAM).
+    seen: list[str] = attrs.field(factory=list)
 
 
 def fork_world(world: World) -> World:
@@ -167,7 +169,7 @@ class BfclLiveSemantics:
             return LiveBfclState(World(task.task.entry), 0)
 
     def fork(self, state: LiveBfclState) -> LiveBfclState:
-        return LiveBfclState(fork_world(state.world), state.position)
+        return LiveBfclState(fork_world(state.world), state.position, list(state.seen))
 
     def step(self, state: LiveBfclState, action: Action) -> Accepted[LiveBfclState] | Rejected:
         if isinstance(action, NoToolAction):
@@ -178,9 +180,10 @@ class BfclLiveSemantics:
         if not isinstance(action, BfclCall):
             raise TypeError(f"BFCL semantics steps BfclCall actions, got {type(action).__name__}")
         with backend.utc():
-            record = check_and_run(state.world, self._run.task, action, state.position + 1)
+            record = check_and_run(state.world, self._run.task, action, state.position + 1, state.seen)
         state.position += 1
         if record.accepted:
+            state.seen.append(record.result)
             return Accepted(state, record.result)
         return Rejected(record.labels, record.reason)
 
