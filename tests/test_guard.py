@@ -298,7 +298,10 @@ def test_the_trace_scores_as_the_guard_decided(tmp_path: Path, mode: str) -> Non
             values["gen_ai.tool.name"] != "list_orders"
             and values["gen_ai.tool.call.arguments"] != '{"order_id":"W1"}'
         )
-        assert values.get("error.type", "tool_error") == "tool_error"
+        # a call forwarded in warn mode that broke a rule: the guard's reason is its failure
+        violation = mode == "warn" and values["prefixexec.guard.decision"] == "warned"
+        expected = "prefixexec.guard.violation" if violation else "tool_error"
+        assert values.get("error.type", "tool_error") == expected
 
 
 @pytest.mark.spec("GUARD-TRACE-SAME")

@@ -71,6 +71,9 @@ PHRASES: Mapping[Label, str] = {
 PREFIX = "blocked by prefixexec guard"
 #: The ``error.type`` of a failed call (the MCP conventions' value for a tool result with isError).
 TOOL_ERROR = "tool_error"
+#: ``error.type`` of a call forwarded in warn mode that broke a rule: the guard's reason (the span's
+#: status message) is its failure, not the server's answer (which TRACE-MCP reads for tool_error).
+GUARD_VIOLATION = "prefixexec.guard.violation"
 #: The attributes of the guard's own verdict on each tool span.
 DECISION, RULE, LABEL = "prefixexec.guard.decision", "prefixexec.guard.rule", "prefixexec.guard.label"
 #: The task attribute the guard writes (TRACE-KEYS reads it first).
@@ -426,7 +429,7 @@ class Guard:
             pending.start,
             self._now(),
             values,
-            TOOL_ERROR if failed or reason else None,
+            GUARD_VIOLATION if reason else (TOOL_ERROR if failed else None),
             status,
         )
 
