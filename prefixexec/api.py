@@ -621,6 +621,10 @@ class Scores:
 
         return dumps(self.document)
 
+    def tables(self) -> tuple[str, ...]:
+        """The names of the tables of :meth:`rows` (the first is the default)."""
+        return ("conditions", "pec", "rollouts")
+
     def rows(self, table: str = "conditions") -> list[dict[str, Any]]:
         """API-TABLES: ``"conditions"``: one row per condition (floats, with ``_low``/``_high``
         interval ends and ``_exact`` strings); ``"pec"``: one row per condition and depth k;
@@ -674,7 +678,10 @@ class Scores:
         return scores_html(self)
 
     def __repr__(self) -> str:
-        return f"Scores({len(self.conditions)} conditions, {len(self.rollouts)} rollouts, {self.signature!r})"
+        from prefixexec.numbers import count
+
+        shown = f"{count(len(self.conditions), 'condition')}, {count(len(self.rollouts), 'rollout')}"
+        return f"Scores({shown}, {self.signature!r})"
 
     def to_pandas(self, table: str = "conditions") -> Any:
         """:meth:`rows` as a pandas DataFrame (needs the ``[pandas]`` extra)."""

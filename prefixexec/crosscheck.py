@@ -28,6 +28,7 @@ from prefixexec.adapters.records import parse_json_line
 from prefixexec.kernel import LABEL_KEYS, UNLABELLED, ConditionKey, Rollout
 
 from .audit_table import UNDEFINED, parse_figure
+from .numbers import count
 from .conformance import SCALAR_KEYS, parse_rational
 from .inference import ConditionResult, ci_json
 
@@ -694,7 +695,8 @@ def format_checks(checks: Sequence[ConditionCheck], signature: str) -> str:
             lines.extend(f"    task {d.task_id} trial {d.trial}: {d.what}" for d in c.rollout_differences)
         lines.append("")
     bad = sum(1 for c in checks if c.differs)
-    lines.append(f"{len(checks) - bad} of {len(checks)} conditions agree, {bad} differ")
+    agree = "agrees" if len(checks) - bad == 1 else "agree"
+    lines.append(f"{len(checks) - bad} of {count(len(checks), 'condition')} {agree}, {bad} {'differs' if bad == 1 else 'differ'}")
     lines.append(f"signature: {signature}")
     return "\n".join(lines) + "\n"
 

@@ -41,6 +41,26 @@ def flatten(row: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def displayed(figure: Any) -> Any:
+    """``figure`` (a matplotlib Figure) made to show itself in a notebook without ``%matplotlib
+    inline`` (API-DISPLAY): IPython asks an object for ``_repr_png_``, which a Figure made
+    outside pyplot does not have; the PNG is the report's (REP-FIG-FILES)."""
+    import base64
+
+    from prefixexec.report.figures import render
+
+    def png() -> bytes:
+        return render(figure, "png")
+
+    def page() -> str:
+        data = base64.b64encode(png()).decode("ascii")
+        return f'<img alt="prefixexec figure" src="data:image/png;base64,{data}">'
+
+    figure._repr_png_ = png
+    figure._repr_html_ = page
+    return figure
+
+
 def _text(value: object) -> str:
     if value is None:
         return ""

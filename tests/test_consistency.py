@@ -222,9 +222,9 @@ def test_explain_rows_give_score_values(found: dict[str, Any]) -> None:
         exact = score[key]["exact"]
         assert n == score[key]["N"]
         assert str(Fraction(sum(1 for r in rs if r["success"]), n)) == exact["success"], key
-        assert str(Fraction(sum(1 for r in rs if r["FED"] == r["T"] + 1), n)) == exact["TER"], key
-        assert str(Fraction(sum(r["FED"] for r in rs), n)) == exact["mean_FED"], key
-        eligible = [r for r in rs if r["FED"] <= r["T"]]
+        assert str(Fraction(sum(1 for r in rs if r["fed"] == r["T"] + 1), n)) == exact["TER"], key
+        assert str(Fraction(sum(r["fed"] for r in rs), n)) == exact["mean_FED"], key
+        eligible = [r for r in rs if r["fed"] <= r["T"]]
         recovered = sum(1 for r in eligible if r["success"])
         rr = None if not eligible else str(Fraction(recovered, len(eligible)))
         assert rr == exact["RR"], key

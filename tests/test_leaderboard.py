@@ -396,7 +396,7 @@ def test_python_function_returns_the_json_document(capsys: pytest.CaptureFixture
     doc = document(capsys, *AIRLINE, "--bootstrap", "100", "--metric", "TER,RR", "--metric", "AUC_PEC")
     assert doc["settings"]["metrics"] == ["success", "TER", "AUC_PEC", "RR"]
     same = prefixexec.leaderboard(AIRLINE, bootstrap=100, metric=["TER,RR", "AUC_PEC"])
-    assert same.document == doc and same.ok and same.tables()[0] == "datasets"
+    assert same.document == doc and same.ok and same.tables()[0] == "systems"
     assert set(doc["spec"].values()) <= {
         "LB-SYSTEM", "LB-TASKS", "LB-METRICS", "PASSK-BOOT", "LB-RANK", "LB-RANK-CI", "LB-KENDALL",
         "LB-FLIPS", "PASSK-HAT", "PASSK-AT", "PASSK-TER", "PASSK-TRIALS",
