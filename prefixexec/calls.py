@@ -158,7 +158,9 @@ def _source(args: argparse.Namespace, source: object) -> None:
             args.files = [os.fspath(i) for i in items]
             return
     if records is None:
-        raise ArgumentError("source", "'source' must be paths, record dicts, or a pandas/polars DataFrame of outcomes")
+        raise ArgumentError(
+            "source", "'source' must be paths, record dicts, or a pandas/polars DataFrame of outcomes"
+        )
     if getattr(args, "adapter", "auto") not in ("auto", "records"):
         raise TypeError("record dicts and data frames are read as records: no other adapter applies")
     args._rollouts = from_records(records)
@@ -286,7 +288,8 @@ class Result:
         elif self.command == "leaderboard" and name == "systems":
             from prefixexec.ranking.tables import system_rows
 
-            found = system_rows(doc)
+            found = []
+            found.extend(system_rows(doc))
         elif self.command == "leaderboard" and name in ("kendall", "flips"):
             found = [{"dataset": ds["dataset"], **item} for ds in doc["datasets"] for item in ds[name]]
         elif self.command == "crosscheck" and "conditions" in doc and name == "values":

@@ -45,7 +45,13 @@ B, SEED = 200, 7
 SETTINGS = ["--bootstrap", str(B), "--seed", str(SEED)]
 METRICS = ("success", "TER", "AUC_PEC", "mean_FED", "RR")
 #: Score's interval of each metric (RR: the signature's rr:wilson).
-SCORE_CI = {"success": "success", "TER": "TER", "AUC_PEC": "AUC_PEC", "mean_FED": "mean_FED", "RR": "RR_wilson"}
+SCORE_CI = {
+    "success": "success",
+    "TER": "TER",
+    "AUC_PEC": "AUC_PEC",
+    "mean_FED": "mean_FED",
+    "RR": "RR_wilson",
+}
 #: The columns of score's table, in order, after method and N (RR-elig is a count).
 SCORE_COLUMNS = ("TER", "mean_FED", "AUC_PEC", None, "RR", "success")
 DATA = REPO / "tests" / "data"
@@ -67,7 +73,9 @@ def _runs() -> list[Run]:
         for path in sorted((REAL / folder).iterdir()):
             if path.name.endswith((".eval", ".json", ".json.gz")):
                 runs.append((f"{folder}/{path.name}", ("--adapter", "inspect"), (str(path),)))
-    runs.append(("toolsandbox-real", ("--adapter", "toolsandbox"), (str(DATA / "toolsandbox-real"),)))
+    sandbox = DATA / "toolsandbox-real"
+    for path in sorted(p.parent for p in sandbox.glob("**/result_summary.json")):
+        runs.append((f"toolsandbox-real/{path.name}", ("--adapter", "toolsandbox"), (str(path),)))
     adapters = {"agents-sdk": "agents", "agents-openinference": "openinference", "agents-otel-genai": "otel"}
     adapters |= {"langgraph-langsmith": "langsmith", "langgraph-openinference": "openinference"}
     for path in sorted((DATA / "traces").glob("*.jsonl")):
@@ -77,7 +85,12 @@ def _runs() -> list[Run]:
 
 RUNS = _runs()
 #: Runs with no rollout to score, and the error each one gives (checked by the test).
-UNSCORABLE = {"tau2/hotel_calle_full_10_tasks.json": "no"}
+UNSCORABLE = {
+    "tau2/2025-10-05T22-49-27.854079_telecom-workflow_llm_agent_grok-4_user_simulator_grok-4.json": (
+        "no rollouts found (every file is empty)"
+    ),
+    "vitals/2025-04-29T14-37-34-05-00_An-R-Eval_1da30c33406baede90d819.json.gz": "(INS-NO-RESULTS)",
+}
 
 
 def expected_cell(exact: str | None, interval: Sequence[float] | None = None, digits: int = 2) -> str:
@@ -196,7 +209,11 @@ def test_score_leaderboard_report_and_api_share_values_and_intervals(found: dict
             assert (None if value is None else str(value)) == score[key][m][0], (key, m)
             pair = None if interval is None else [interval.low, interval.high]
             assert pair == score[key][m][1], (key, m)
-    for board in (found["board"], json.loads(found["report"]["leaderboard.json"]), found["api_board"].document):
+    for board in (
+        found["board"],
+        json.loads(found["report"]["leaderboard.json"]),
+        found["api_board"].document,
+    ):
         systems = _board_systems(board)
         assert set(systems) <= set(score)
         multi = {ds["dataset"] for ds in board["datasets"] if len(ds["systems"]) > 1}
@@ -276,7 +293,16 @@ def test_compare_differences_are_score_differences(found: dict[str, Any], tmp_pa
     base = pairs[0][0]
     files = [f for f in found["files"]]
     code, text, err = _cli(
-        ["compare", "--json", "--quiet", *SETTINGS, *found["options"], *files, "--baseline", f"method={base['method']}"]
+        [
+            "compare",
+            "--json",
+            "--quiet",
+            *SETTINGS,
+            *found["options"],
+            *files,
+            "--baseline",
+            f"method={base['method']}",
+        ]
     )
     assert code in (0, 1), err
     score = {_key(c): c for c in conditions}

@@ -13,8 +13,8 @@ from typing import Any
 
 import attrs
 
-from prefixexec.report.tables import _csv, md_escape, tex_escape
 from prefixexec.numbers import count, half_up, number, with_interval
+from prefixexec.report.tables import _csv, md_escape, tex_escape
 from prefixexec.scoring import render_blocks
 
 from .core import TITLES
