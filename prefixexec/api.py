@@ -701,7 +701,7 @@ class Scores:
         require("polars", "Scores.to_polars()")
         import importlib
 
-        return importlib.import_module("polars").DataFrame(self.rows(table))
+        return importlib.import_module("polars").DataFrame(self.rows(table), infer_schema_length=None)
 
 
 Source = (

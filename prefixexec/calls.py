@@ -273,7 +273,7 @@ class Result:
 
     def rows(self, table: str | None = None) -> list[dict[str, Any]]:
         """One table of the document as flat rows (nested objects spread over ``key.inner``)."""
-        from prefixexec.notebook import flatten
+        from prefixexec.notebook import flatten, uniform
 
         name = table or self.tables()[0]
         if name not in self.tables():
@@ -301,7 +301,7 @@ class Result:
             found = [doc] if isinstance(doc, Mapping) else []
         else:
             found = doc[name]
-        return [flatten(r) for r in found]
+        return uniform([flatten(r) for r in found])
 
     def to_pandas(self, table: str | None = None) -> Any:
         """:meth:`rows` as a pandas DataFrame (the ``[pandas]`` extra)."""
@@ -319,7 +319,7 @@ class Result:
         require("polars", "Result.to_polars()")
         import importlib
 
-        return importlib.import_module("polars").DataFrame(self.rows(table))
+        return importlib.import_module("polars").DataFrame(self.rows(table), infer_schema_length=None)
 
     def _repr_html_(self) -> str:
         from html import escape
@@ -447,7 +447,7 @@ class ReportResult:
         require("polars", "Report.to_polars()")
         import importlib
 
-        return importlib.import_module("polars").DataFrame(self.rows(table))
+        return importlib.import_module("polars").DataFrame(self.rows(table), infer_schema_length=None)
 
     def to_pandas(self, table: str = "conditions") -> Any:
         from prefixexec.extras import require

@@ -418,8 +418,15 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
 
 def input_options(args: argparse.Namespace) -> InputOptions:
     """What the command reads, checked (CLI-NO-EFFECT, HARNESS-OPTION, ...) before any input is."""
+    from prefixexec.adapters import InputError
+
     from .options import InputOptions
 
+    if getattr(args, "emit_evaluations", None) is not None and args.adapter not in TRACE_ADAPTERS:
+        raise InputError(
+            "--emit-evaluations",
+            f"only trace adapters ({', '.join(TRACE_ADAPTERS)}) have spans to key events by",
+        )
     return InputOptions(
         adapter=args.adapter,
         files=list(getattr(args, "files", None) or []),

@@ -85,18 +85,11 @@ def read(
     from prefixexec.adapters import InputError
     from prefixexec.kernel.accumulator import AccumulatorSet
 
-    from .cli import TRACE_ADAPTERS
-
     if engine.engine == "dask":
         raise InputError(
             "--engine dask",
             "cannot be combined with --select, --rollouts or --emit-evaluations "
             "(they read every rollout here)",
-        )
-    if options.emit_evaluations is not None and options.adapter not in TRACE_ADAPTERS:
-        raise InputError(
-            "--emit-evaluations",
-            f"only trace adapters ({', '.join(TRACE_ADAPTERS)}) have spans to key events by",
         )
     if options.rollouts_path is not None:
         check_rollouts_path(options.rollouts_path)

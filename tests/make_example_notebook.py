@@ -56,8 +56,8 @@ CELLS: list[tuple[str, str]] = [
 
 def notebook() -> dict[str, object]:
     cells = []
-    for kind, text in CELLS:
-        cell: dict[str, object] = {"cell_type": kind, "metadata": {}, "source": text}
+    for i, (kind, text) in enumerate(CELLS):
+        cell: dict[str, object] = {"cell_type": kind, "id": f"cell-{i}", "metadata": {}, "source": text}
         if kind == "code":
             cell |= {"execution_count": None, "outputs": []}
         cells.append(cell)
