@@ -48,7 +48,7 @@ CELLS: list[tuple[str, str]] = [
     ("code", "demo = prefixexec.demo(bootstrap=200)\ndemo.figure('pec_elig')"),
     ("code", "demo.to_pandas()"),
     ("markdown", "## sample: the paper's stratified task sample"),
-    ("code", f"drawn = prefixexec.sample({AIRLINE!r}, seed=1)\ndrawn"),
+    ("code", f"drawn = prefixexec.sample({AIRLINE!r}, seed=1, size=10)\ndrawn"),
     ("markdown", "## convert: rollouts as records"),
     ("code", f"rows = prefixexec.convert({AIRLINE!r}, '/tmp/prefixexec-notebook-rollouts.jsonl')\nrows"),
 ]
