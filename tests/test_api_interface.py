@@ -116,3 +116,38 @@ def test_one_system_is_singular() -> None:
     code, text, _ = _cli(["leaderboard", "--quiet", "--bootstrap", "0", AIRLINE])
     # 200 rollouts of 50 tasks (tau-bench's airline split), one model and agent.
     assert code == 0 and "tau-bench/airline: 1 system on 50 tasks" in text and "1 systems" not in text
+
+
+@pytest.mark.spec("API-PIPELINE")
+def test_the_namespace_stays_in_the_command_line() -> None:
+    from conftest import REPO
+
+    for name in ("pipeline", "options", "scale", "ttyprogress", "engine", "api"):
+        text = (REPO / "prefixexec" / f"{name}.py").read_text(encoding="utf-8")
+        assert "args: argparse.Namespace" not in text and "args.quiet" not in text, name
+    for name in ("pipeline", "options", "scale", "ttyprogress", "engine"):
+        assert "import argparse" not in (REPO / "prefixexec" / f"{name}.py").read_text(encoding="utf-8"), name
+
+
+@pytest.mark.spec("API-PIPELINE", "API-CONSISTENT")
+def test_score_and_the_function_run_one_pipeline() -> None:
+    from prefixexec.adapters import AdapterOptions
+    from prefixexec.kernel.bootstrap import BootstrapSettings
+    from prefixexec.options import InputOptions, ScoreOptions
+    from prefixexec.pipeline import render_score, score
+    from prefixexec.signature import Signature
+
+    argv = ["score", "--adapter", "taubench", "--bootstrap", "300", "--seed", "3", "--quiet", HARNESS]
+    code, text, _ = _cli(argv)
+    code_json, document, _ = _cli([*argv, "--json"])
+    assert code == code_json == 0
+    assert prefixexec.score(HARNESS, adapter="taubench", bootstrap=300, seed=3).to_json() == document
+    options = ScoreOptions(
+        input=InputOptions(adapter="taubench", files=[HARNESS], adapter_options=AdapterOptions()),
+        bootstrap=BootstrapSettings(B=300, seed=3),
+        signature=Signature(
+            adapter="taubench", bootstrap=300, seed=3, adapter_options=(("harness-errors", "benchmark"),)
+        ),
+    )
+    scored = score(options)
+    assert render_score(scored, as_json=True) == document and render_score(scored, as_json=False) == text

@@ -308,3 +308,20 @@ def test_compare_differences_are_score_differences(found: dict[str, Any], tmp_pa
             ea, eb = a["exact"][m], b["exact"][m]
             want = None if ea is None or eb is None else str(Fraction(ea) - Fraction(eb))
             assert entry["exact"][m] == want
+
+
+@pytest.mark.spec("LB-CI", "BOOT-WILSON")
+def test_rr_of_few_rollouts_is_never_a_point_interval() -> None:
+    # gpt-oss-120b's langchain agent on tau2 airline: RR = 0/8, the issue's example (0 and 8 as
+    # score reports them: this test pins the interval method, not the count). Before issue 36 the
+    # leaderboard printed the bootstrap's [0.00, 0.00]; the Wilson interval of 0 successes in 8 at
+    # 95% is [0, z^2 / (n + z^2)] with z = 1.959964 (3.8415 / 11.8415 = 0.3244).
+    path = REAL / "tau2-leaderboard" / "langchain_agent_airline_2025-11-26_00-37-06.json.zst"
+    argv = ["leaderboard", "--json", "--quiet", *SETTINGS, "--adapter", "taubench", str(path)]
+    code, text, err = _cli(argv)
+    assert code == 0, err
+    (system,) = json.loads(text)["datasets"][0]["systems"]
+    rr = system["metrics"]["RR"]
+    assert (rr["exact"], system["RR_eligible"]) == ("0", 8) and rr["ci_bootstrap"] == [0.0, 0.0]
+    z2 = 1.959963984540054**2
+    assert rr["ci"][0] == 0.0 and abs(rr["ci"][1] - z2 / (8 + z2)) < 1e-12
