@@ -389,7 +389,8 @@ def guarded(handler: Callable[[Any], int], args: Any) -> int:
     try:
         status = handler(args)
         held, _deferred = _deferred or [], outer
-        sys.stderr.write("".join(held))
+        if not getattr(args, "quiet", False):  # PROGRESS-QUIET: --quiet silences every notice
+            sys.stderr.write("".join(held))
         return status
     except KeyboardInterrupt:
         sys.stderr.write("prefixexec: interrupted\n")

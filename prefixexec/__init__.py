@@ -60,6 +60,7 @@ if TYPE_CHECKING:
         ter,
     )
     from prefixexec.calls import (
+        ArgumentError,
         ReportResult,
         Result,
         audit,
@@ -177,7 +178,17 @@ _API_NAMES = frozenset(
 
 #: One function per command (prefixexec/calls.py, API-COMMANDS), with its result types.
 _CALL_NAMES = frozenset(
-    ("Result", "ReportResult", "audit", "command_options", "compare", "convert", "leaderboard", "sample")
+    (
+        "ArgumentError",
+        "Result",
+        "ReportResult",
+        "audit",
+        "command_options",
+        "compare",
+        "convert",
+        "leaderboard",
+        "sample",
+    )
 )
 #: Commands whose name is also a module of this package: the module is callable (prefixexec/_callable.py).
 _MODULE_COMMANDS = frozenset(("audit_table", "conformance", "crosscheck", "demo", "explain", "report"))
@@ -220,6 +231,7 @@ __all__ = [
     "UNLABELLED",
     "Accepted",
     "Action",
+    "ArgumentError",
     "BootstrapResult",
     "Cohort",
     "Condition",

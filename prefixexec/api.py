@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from prefixexec.adapters import AdapterOptions
     from prefixexec.inference import ConditionResult
     from prefixexec.kernel import ConditionMetrics, Rollout
-    from prefixexec.kernel.bootstrap import BootstrapSettings
     from prefixexec.kernel.estimators import Decomposition
 
 IntArray = npt.NDArray[np.int64]
@@ -390,6 +389,9 @@ def adapter_options(adapter: str, paths: Sequence[str], **options: object) -> Ad
     return cli_options(_namespace(adapter, paths, options))
 
 
+_checked_options = adapter_options
+
+
 def read(
     adapter: str, paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], **options: object
 ) -> list[Rollout]:
@@ -621,6 +623,10 @@ class Scores:
 
         return dumps(self.document)
 
+    def tables(self) -> tuple[str, ...]:
+        """The names of the tables of :meth:`rows` (the first is the default)."""
+        return ("conditions", "pec", "rollouts")
+
     def rows(self, table: str = "conditions") -> list[dict[str, Any]]:
         """API-TABLES: ``"conditions"``: one row per condition (floats, with ``_low``/``_high``
         interval ends and ``_exact`` strings); ``"pec"``: one row per condition and depth k;
@@ -674,7 +680,10 @@ class Scores:
         return scores_html(self)
 
     def __repr__(self) -> str:
-        return f"Scores({len(self.conditions)} conditions, {len(self.rollouts)} rollouts, {self.signature!r})"
+        from prefixexec.numbers import count
+
+        shown = f"{count(len(self.conditions), 'condition')}, {count(len(self.rollouts), 'rollout')}"
+        return f"Scores({shown}, {self.signature!r})"
 
     def to_pandas(self, table: str = "conditions") -> Any:
         """:meth:`rows` as a pandas DataFrame (needs the ``[pandas]`` extra)."""
@@ -692,7 +701,7 @@ class Scores:
         require("polars", "Scores.to_polars()")
         import importlib
 
-        return importlib.import_module("polars").DataFrame(self.rows(table))
+        return importlib.import_module("polars").DataFrame(self.rows(table), infer_schema_length=None)
 
 
 Source = (
@@ -727,30 +736,6 @@ def _rollouts_of(source: Source, adapter: str, options: Mapping[str, object]) ->
     return name, ADAPTERS[name].read(files, adapter_options(name, files, **options))
 
 
-def _settings_and_rollouts(
-    source: Source,
-    adapter: str,
-    options: Mapping[str, object],
-    bootstrap: int,
-    seed: int,
-    level: float,
-    select: Sequence[str] | str | None,
-) -> tuple[BootstrapSettings | None, str, list[Rollout]]:
-    """The bootstrap settings (``None``: intervals off), the adapter name and the selected rollouts
-    of ``source``, checked as :func:`score` checks them."""
-    from prefixexec.kernel.bootstrap import BootstrapSettings
-    from prefixexec.selection import parse
-    from prefixexec.selection import select as select_rollouts
-
-    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 0:
-        raise ValueError(f"'bootstrap' must be an integer >= 0: {bootstrap!r}")
-    settings = None if bootstrap == 0 else BootstrapSettings(B=bootstrap, seed=seed, level=level)
-    name, rollouts = _rollouts_of(source, adapter, options)
-    if select is not None:
-        rollouts = select_rollouts(rollouts, parse([select] if isinstance(select, str) else list(select)))
-    return settings, name, rollouts
-
-
 def score(
     source: Source,
     *,
@@ -769,17 +754,31 @@ def score(
     fed, label, success). ``select``: ``KEY=GLOB`` or ``KEY=@FILE`` patterns (OUT-SELECT).
     ``bootstrap=0`` turns intervals off. Bad input raises :class:`prefixexec.InputError`.
     """
-    from prefixexec.adapters import harness
     from prefixexec.cli import signature_options
-    from prefixexec.inference import evaluate_accumulators, score_document
-    from prefixexec.kernel.accumulator import AccumulatorSet
+    from prefixexec.inference import score_document
+    from prefixexec.kernel.bootstrap import BootstrapSettings
+    from prefixexec.options import InputOptions, ScoreOptions
+    from prefixexec.pipeline import score as run_score
     from prefixexec.signature import Signature
 
-    with harness.collecting() as log:  # HARNESS-REPORT, as `score` counts them
-        settings, name, rollouts = _settings_and_rollouts(
-            source, adapter, adapter_options, bootstrap, seed, level, select
+    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 0:
+        raise ValueError(f"'bootstrap' must be an integer >= 0: {bootstrap!r}")
+    settings = None if bootstrap == 0 else BootstrapSettings(B=bootstrap, seed=seed, level=level)
+    patterns = () if select is None else ((select,) if isinstance(select, str) else tuple(select))
+    if isinstance(source, Iterable) and not isinstance(source, str | os.PathLike) and not _is_frame(source):
+        source = list(source)  # an iterator is read once
+    files = _path_list(source)
+    if files is None:  # record dicts or a data frame: read here as records (API-SOURCES)
+        name, given = _rollouts_of(source, adapter, adapter_options)
+        source_options = InputOptions(
+            adapter=name, files=(), adapter_options=_no_options(), select=patterns, given=tuple(given)
         )
-    results = evaluate_accumulators(AccumulatorSet.from_rollouts(rollouts), settings, paired=not unpaired)
+    else:
+        name = _resolve(adapter, files)
+        checked = _checked_options(name, files, **adapter_options)
+        source_options = InputOptions(
+            adapter=name, files=files, adapter_options=checked, select=patterns, keep=True
+        )
     signature = Signature(
         adapter=name,
         adapter_options=signature_options(_namespace(name, [], adapter_options)),
@@ -788,8 +787,32 @@ def score(
         level=level,
         paired=not unpaired,
     )
-    document = score_document(results, signature, log if name in harness.ADAPTERS else None)
-    return Scores(tuple(Condition.of(r) for r in results), tuple(rollouts), str(signature), document)
+    options = ScoreOptions(
+        input=source_options, bootstrap=settings, signature=signature, paired=not unpaired, quiet=True
+    )
+    scored = run_score(options)  # the pipeline `prefixexec score` runs (API-PIPELINE)
+    document = score_document(scored.results, signature, scored.harness)
+    rollouts = scored.rollouts or ()
+    return Scores(tuple(Condition.of(r) for r in scored.results), tuple(rollouts), str(signature), document)
+
+
+def _path_list(source: object) -> list[str] | None:
+    """``source`` as a list of paths, or ``None`` when it is records or a data frame."""
+    if _is_frame(source):
+        return None
+    if isinstance(source, str | os.PathLike):
+        return [os.fspath(source)]
+    if isinstance(source, Iterable) and not isinstance(source, Mapping):
+        items = list(source)
+        if items and all(isinstance(i, str | os.PathLike) for i in items):
+            return [os.fspath(i) for i in items]
+    return None
+
+
+def _no_options() -> AdapterOptions:
+    from prefixexec.adapters import AdapterOptions
+
+    return AdapterOptions()
 
 
 def _signature(name: str, options: Mapping[str, object], bootstrap: int, seed: int, level: float) -> str:

@@ -25,6 +25,8 @@ from typing import Any, cast
 
 import attrs
 
+from prefixexec.adapters.errors import InputError
+
 #: Options every function sets itself: the document is always JSON, nothing goes to stderr.
 FIXED = ("json", "quiet", "help")
 
@@ -54,15 +56,31 @@ def command_options(command: str) -> dict[str, str]:
     return found
 
 
+class ArgumentError(InputError, TypeError):
+    """A Python argument of the wrong type (API-ERRORS): an :class:`InputError` naming the
+    argument, and a ``TypeError``; its message is the sentence alone (``'task' must be ...``)."""
+
+    def __init__(self, argument: str, message: str) -> None:
+        super().__init__(argument, message)
+        self.args = (message,)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 def _converted(action: argparse.Action, keyword: str, value: object) -> object:
-    """One option value checked and converted as the command line's parser does it."""
+    """One option value checked and converted as the command line's parser does it: what the
+    command line takes as text the function takes as text or as the number it spells
+    (``explain(path, task=20)`` is ``--task 20``)."""
     if action.type is None:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            value = str(value)
         if not isinstance(value, str | os.PathLike):
-            raise TypeError(f"{keyword!r} must be a string, got {type(value).__name__}")
+            raise ArgumentError(keyword, f"{keyword!r} must be a string, got {type(value).__name__}")
         result: object = os.fspath(value)
     else:
         if isinstance(value, bool) or value is None:
-            raise TypeError(f"{keyword!r} must be given as a number or text, got {value!r}")
+            raise ArgumentError(keyword, f"{keyword!r} must be given as a number or text, got {value!r}")
         text = ",".join(str(v) for v in value) if isinstance(value, list | tuple) else str(value)
         try:
             result = action.type(text)  # type: ignore[operator]  # argparse's type is any callable
@@ -77,7 +95,7 @@ def _converted(action: argparse.Action, keyword: str, value: object) -> object:
 def _set(args: argparse.Namespace, action: argparse.Action, keyword: str, value: object) -> None:
     if action.nargs == 0:  # a flag
         if not isinstance(value, bool):
-            raise TypeError(f"{keyword!r} is a flag: True or False, got {value!r}")
+            raise ArgumentError(keyword, f"{keyword!r} is a flag: True or False, got {value!r}")
         setattr(args, action.dest, action.const if value else action.default)
     elif isinstance(action, argparse._AppendAction):
         items = list(value) if isinstance(value, list | tuple) else [value]
@@ -140,7 +158,9 @@ def _source(args: argparse.Namespace, source: object) -> None:
             args.files = [os.fspath(i) for i in items]
             return
     if records is None:
-        raise TypeError("'source' must be paths, record dicts, or a pandas/polars DataFrame of outcomes")
+        raise ArgumentError(
+            "source", "'source' must be paths, record dicts, or a pandas/polars DataFrame of outcomes"
+        )
     if getattr(args, "adapter", "auto") not in ("auto", "records"):
         raise TypeError("record dicts and data frames are read as records: no other adapter applies")
     args._rollouts = from_records(records)
@@ -242,8 +262,10 @@ class Result:
             return ("rollouts",)
         if self.command == "sample":
             return ("tasks", "strata")
-        if self.command == "crosscheck":
-            return ("conditions", "values")
+        if self.command == "leaderboard" and isinstance(doc, Mapping) and "datasets" in doc:
+            return ("systems", "kendall", "flips", "datasets")  # LB-API: one row per system first
+        if self.command == "crosscheck" and isinstance(doc, Mapping) and "conditions" in doc:
+            return ("conditions", "values")  # a results table; a claims file's document has "claims"
         if isinstance(doc, Mapping):
             found = tuple(k for k, v in doc.items() if _list_of_objects(v) and v)
             return found or ("document",)
@@ -251,7 +273,7 @@ class Result:
 
     def rows(self, table: str | None = None) -> list[dict[str, Any]]:
         """One table of the document as flat rows (nested objects spread over ``key.inner``)."""
-        from prefixexec.notebook import flatten
+        from prefixexec.notebook import flatten, uniform
 
         name = table or self.tables()[0]
         if name not in self.tables():
@@ -263,16 +285,23 @@ class Result:
             found = [{"task_id": t} for t in doc["tasks"]]
         elif self.command == "sample":
             found = [{"stratum": k, **v} for k, v in doc["strata"].items()]
-        elif self.command == "crosscheck" and name == "values":
+        elif self.command == "leaderboard" and name == "systems":
+            from prefixexec.ranking.tables import system_rows
+
+            found = []
+            found.extend(system_rows(doc))
+        elif self.command == "leaderboard" and name in ("kendall", "flips"):
+            found = [{"dataset": ds["dataset"], **item} for ds in doc["datasets"] for item in ds[name]]
+        elif self.command == "crosscheck" and "conditions" in doc and name == "values":
             keys = ("dataset", "model", "method")
             found = [{**{k: c[k] for k in keys}, **v} for c in doc["conditions"] for v in c["values"]]
-        elif self.command == "crosscheck":
+        elif self.command == "crosscheck" and "conditions" in doc:
             found = [{k: v for k, v in c.items() if k != "values"} for c in doc["conditions"]]
         elif name == "document":
             found = [doc] if isinstance(doc, Mapping) else []
         else:
             found = doc[name]
-        return [flatten(r) for r in found]
+        return uniform([flatten(r) for r in found])
 
     def to_pandas(self, table: str | None = None) -> Any:
         """:meth:`rows` as a pandas DataFrame (the ``[pandas]`` extra)."""
@@ -290,7 +319,7 @@ class Result:
         require("polars", "Result.to_polars()")
         import importlib
 
-        return importlib.import_module("polars").DataFrame(self.rows(table))
+        return importlib.import_module("polars").DataFrame(self.rows(table), infer_schema_length=None)
 
     def _repr_html_(self) -> str:
         from html import escape
@@ -298,10 +327,17 @@ class Result:
         from prefixexec.notebook import html_table
 
         head = f"<p><b>prefixexec {escape(self.command)}</b>: exit status {self.status}</p>"
+        if self.command == "leaderboard" and "systems" in self.tables():
+            from prefixexec.ranking.html import leaderboard_section
+
+            # The report page's leaderboard tables: the cells the command prints (API-CONSISTENT).
+            return head + "".join(leaderboard_section(self.document, None))
         return head + html_table(self.rows(), title=self.tables()[0])
 
     def __repr__(self) -> str:
-        tables = ", ".join(f"{t}: {len(self.rows(t))} rows" for t in self.tables())
+        from prefixexec.numbers import count
+
+        tables = ", ".join(f"{t}: {count(len(self.rows(t)), 'row')}" for t in self.tables())
         return f"Result({self.command!r}, status={self.status}, {tables})"
 
 
@@ -389,7 +425,13 @@ class ReportResult:
         makers = {"pec": figures.pec_figure, "pec_elig": figures.elig_figure, "labels": figures.labels_figure}
         if name not in makers:
             raise ValueError(f"'name' must be one of {', '.join(makers)}: {name!r}")
-        return makers[name](self.model)
+        from prefixexec.notebook import displayed
+
+        return displayed(makers[name](self.model))
+
+    def tables(self) -> tuple[str, ...]:
+        """The names of the tables: ``conditions`` (summary.json's)."""
+        return ("conditions",)
 
     def rows(self, table: str = "conditions") -> list[dict[str, Any]]:
         """``summary.json``'s conditions (flat rows; nested values as JSON text)."""
@@ -398,6 +440,14 @@ class ReportResult:
         if table != "conditions":
             raise ValueError(f"'table' must be 'conditions': {table!r}")
         return [flatten(c) for c in self.summary["conditions"]]
+
+    def to_polars(self, table: str = "conditions") -> Any:
+        from prefixexec.extras import require
+
+        require("polars", "Report.to_polars()")
+        import importlib
+
+        return importlib.import_module("polars").DataFrame(self.rows(table), infer_schema_length=None)
 
     def to_pandas(self, table: str = "conditions") -> Any:
         from prefixexec.extras import require
@@ -419,7 +469,10 @@ class ReportResult:
 
     def __repr__(self) -> str:
         where = f"written to {self.folder}" if self.folder else "in memory"
-        return f"ReportResult({len(self.model.rows)} conditions, {len(self.files)} files, {where})"
+        from prefixexec.numbers import count
+
+        shown = f"{count(len(self.model.rows), 'condition')}, {count(len(self.files), 'file')}"
+        return f"ReportResult({shown}, {where})"
 
 
 def _command_module(name: str) -> Any:

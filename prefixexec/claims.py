@@ -30,6 +30,7 @@ from prefixexec.kernel import ConditionKey, Rollout
 from prefixexec.kernel.passk import pass_hat_k
 
 from .audit_table import UNDEFINED, parse_figure
+from .numbers import count
 
 #: Claim formats (CLAIM-INPUT); ``crosscheck --format`` also takes our own ``json`` and ``csv``.
 FORMATS = ("tau2-submission", "bfcl-csv", "bfcl-score")
@@ -927,7 +928,7 @@ def format_checks(claims: Claims, checks: Sequence[ClaimCheck], signature: str) 
         lines += [f"      entry {e.task_id}: theirs {e.theirs}; ours {e.ours}" for e in c.entries]
     counts = {v: sum(1 for c in checks if c.verdict == v) for v in VERDICTS}
     lines.append(
-        f"{len(checks)} claims: {counts['reproduced']} reproduced, "
+        f"{count(len(checks), 'claim')}: {counts['reproduced']} reproduced, "
         f"{counts['reproduced_best_of']} reproduced as "
         f"best-of-K, {counts['differs']} differ, {counts['not_checkable']} not checkable, "
         f"{counts['not_reported']} not reported"

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from prefixexec.kernel.accumulator import AccumulatorSet
     from prefixexec.kernel.bootstrap import BootstrapSettings
 
+    from .options import EngineOptions, InputOptions, ScoreOptions
     from .signature import Signature
 
 #: Names this module used to import at the top, still importable from it (PEP 562, on first use).
@@ -413,31 +414,17 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def read_scored_input(
-    args: argparse.Namespace,
-    client: Client | None = None,
-    on_rows: Callable[[int], None] | None = None,
-) -> tuple[AccumulatorSet, list[Rollout] | None]:
-    """The accumulators of the input, and its rollouts when ``--select`` or ``--rollouts`` needs them.
+# ---------------------------------------------------------------------------------------------
+# Typed options, made once here: the Namespace stays in this module (API-PIPELINE)
 
-    Without either, the input is streamed (:func:`read_accumulators`); with one, every rollout is
-    read and kept (OUT-SELECT, OUT-ROLLOUTS-FILE), so the engine is this process. ``on_rows``
-    counts the rollouts read (PROGRESS-COUNT).
-    """
-    patterns = getattr(args, "select", None)
-    path = getattr(args, "rollouts", None)
-    evaluations = getattr(args, "emit_evaluations", None)
-    if not patterns and path is None and evaluations is None and getattr(args, "_rollouts", None) is None:
-        return read_accumulators(args, client, on_rows), None
+
+def input_options(args: argparse.Namespace) -> InputOptions:
+    """What the command reads, checked (CLI-NO-EFFECT, HARNESS-OPTION, ...) before any input is."""
     from prefixexec.adapters import InputError
-    from prefixexec.kernel.accumulator import AccumulatorSet
 
-    if getattr(args, "engine", "local") == "dask":
-        raise InputError(
-            "--engine dask",
-            "cannot be combined with --select, --rollouts or --emit-evaluations "
-            "(they read every rollout here)",
-        )
+    from .options import InputOptions
+
+    evaluations = getattr(args, "emit_evaluations", None)
     if evaluations is not None and args.adapter not in TRACE_ADAPTERS:
         raise InputError(
             "--emit-evaluations",
@@ -447,23 +434,60 @@ def read_scored_input(
         from prefixexec.adapters.evaluations import check_evaluations_path
 
         check_evaluations_path(evaluations)  # a protobuf output without its extra: before any input
-    if path is not None:
-        check_rollouts_path(path)
-    rollouts = read_input(args)
-    if on_rows is not None:
-        on_rows(len(rollouts))
-    return AccumulatorSet.from_rollouts(rollouts), rollouts
+    return InputOptions(
+        adapter=args.adapter,
+        files=list(getattr(args, "files", None) or []),
+        adapter_options=adapter_options(args),
+        select=getattr(args, "select", None) or (),
+        rollouts_path=getattr(args, "rollouts", None),
+        emit_evaluations=getattr(args, "emit_evaluations", None),
+        given=getattr(args, "_rollouts", None),  # rollouts the Python API read (API-SOURCES)
+    )
+
+
+def engine_options(args: argparse.Namespace) -> EngineOptions:
+    """``--engine``, ``--scheduler``, ``--workers`` and ``--bootstrap-block`` (DASK-ENGINE, BOOT-BLOCK)."""
+    from .options import EngineOptions
+
+    return EngineOptions(
+        engine=getattr(args, "engine", None) or "local",
+        scheduler=getattr(args, "scheduler", None),
+        workers=getattr(args, "workers", None),
+        bootstrap_block=getattr(args, "bootstrap_block", None),
+    )
+
+
+def score_options(args: argparse.Namespace) -> ScoreOptions:
+    """``score``'s arguments as :class:`~prefixexec.options.ScoreOptions`."""
+    from .options import ScoreOptions
+
+    return ScoreOptions(
+        input=input_options(args),
+        bootstrap=settings_of(args),
+        signature=signature_of(args),
+        engine=engine_options(args),
+        paired=not getattr(args, "unpaired", False),
+        quiet=bool(getattr(args, "quiet", False)),
+    )
+
+
+def read_scored_input(
+    args: argparse.Namespace,
+    client: Client | None = None,
+    on_rows: Callable[[int], None] | None = None,
+) -> tuple[AccumulatorSet, list[Rollout] | None]:
+    """The accumulators of the input, and its rollouts when ``--select`` or ``--rollouts`` needs
+    them (:func:`prefixexec.pipeline.read` with this command's typed options)."""
+    from .pipeline import read
+
+    return read(input_options(args), engine_options(args), client, on_rows)
 
 
 def check_rollouts_path(path: str) -> None:
-    """``--rollouts PATH`` checked before any input is read: its format, and for ``.parquet``
-    the ``[parquet]`` extra (API-EXTRAS: no output written before the error)."""
-    from prefixexec.rollouts import check_path
+    """``--rollouts PATH`` checked before any input is read (:mod:`prefixexec.pipeline`)."""
+    from .pipeline import check_rollouts_path as check
 
-    if check_path(path) == ".parquet":
-        from prefixexec.extras import require
-
-        require("pyarrow", "--rollouts *.parquet")
+    check(path)
 
 
 def write_rollout_rows(args: argparse.Namespace, rollouts: Sequence[Rollout] | None) -> None:
@@ -480,22 +504,10 @@ def read_accumulators(
     client: Client | None = None,
     on_rows: Callable[[int], None] | None = None,
 ) -> AccumulatorSet:
-    """Accumulate the input with the chosen engine (STREAM-SCORE, DASK-ENGINE); ``client``: the
-    Dask client to use with ``--engine dask`` (default: one for this call); ``on_rows`` counts the
-    rollouts read (PROGRESS-COUNT)."""
-    from prefixexec.adapters import InputError
+    """Accumulate the input with the chosen engine (:func:`prefixexec.pipeline.read_accumulators`)."""
+    from .pipeline import read_accumulators as accumulate
 
-    from .engine import accumulate_dask, accumulate_input
-
-    options = adapter_options(args)
-    if args.engine == "dask":
-        return accumulate_dask(
-            args.adapter, args.files, options, args.scheduler, args.workers or None, client
-        )
-    for flag, value in (("--scheduler", args.scheduler), ("--workers", args.workers)):
-        if value is not None:
-            raise InputError(flag, "only applies with --engine dask")
-    return accumulate_input(args.adapter, args.files, options, on_rows)
+    return accumulate(input_options(args), engine_options(args), client, on_rows)
 
 
 def evaluation_rules(args: argparse.Namespace) -> str:
@@ -638,21 +650,10 @@ def check_harness_errors(args: argparse.Namespace) -> tuple[str | None, str | No
 
 def read_input(args: argparse.Namespace) -> list[Rollout]:
     """Read every input file with the chosen adapter (all validated before scoring), keeping the
-    rollouts that ``--select`` selects (OUT-SELECT)."""
-    from prefixexec.adapters import ADAPTERS
+    rollouts that ``--select`` selects (OUT-SELECT; :func:`prefixexec.pipeline.read_rollouts`)."""
+    from .pipeline import read_rollouts
 
-    patterns = getattr(args, "select", None)
-    given = getattr(args, "_rollouts", None)  # rollouts the Python API read (API-SOURCES)
-    options = adapter_options(args)
-    if given is not None and not patterns:
-        return list(given)
-    if not patterns:
-        return ADAPTERS[args.adapter].read(args.files, options)
-    from prefixexec.selection import parse, select
-
-    selection = parse(patterns)
-    read = list(given) if given is not None else ADAPTERS[args.adapter].read(args.files, options)
-    return select(read, selection)
+    return read_rollouts(input_options(args))
 
 
 #: Which adapters each adapter option affects; given with any other adapter it is an error
@@ -712,40 +713,25 @@ def _datasets(accumulators: AccumulatorSet) -> int:
 
 
 def _score(args: argparse.Namespace) -> int:
-    from prefixexec.adapters import harness
-
-    from .inference import evaluate_accumulators, score_document, table_intervals
-    from .scale import engine_session, scaled
-    from .scoring import dumps, format_table
+    from .pipeline import render_score, score
     from .ttyprogress import Work
 
-    with Work(args, "prefixexec score") as work, engine_session(args) as client:  # PROGRESS-TTY, -COUNT
+    options = score_options(args)  # the Namespace ends here (API-PIPELINE)
+    with Work(options.quiet, "prefixexec score") as work:  # PROGRESS-TTY, -COUNT
         work.phase("reading input", unit="rollouts")
-        with harness.collecting() as log:  # HARNESS-REPORT: the harness errors the adapter reads
-            accumulators, rollouts = read_scored_input(args, client, work.advance)
-        signature = signature_of(args)
-        what = f"bootstrap ({args.bootstrap} resamples)" if args.bootstrap else "scoring"
-        work.phase(what, None, "blocks")
-        results = evaluate_accumulators(
-            accumulators,
-            settings_of(args),
-            paired=not args.unpaired,
-            **scaled(args, accumulators, client, work.progress),
+        scored = score(
+            options,
+            on_rows=work.advance,
+            on_phase=lambda what: work.phase(what, None, "blocks"),
+            progress=work.progress,
         )
-    found = log if args.adapter in harness.ADAPTERS else None
-    if args.json:
-        text = dumps(score_document(results, signature, found))
-    else:
-        rows = [(r.key, r.metrics, table_intervals(r.intervals)) for r in results]
-        totals = {r.key: r.metrics.N for r in results}
-        text = format_table(rows, str(signature), harness.footer_lines(log, totals))
-    _write(text, args.output, args)
-    write_rollout_rows(args, rollouts)
-    if getattr(args, "emit_evaluations", None) is not None and rollouts is not None:
+    _write(render_score(scored, args.json), args.output, args)
+    write_rollout_rows(args, scored.rollouts)
+    if options.input.emit_evaluations is not None and scored.rollouts is not None:
         from prefixexec.adapters.evaluations import Provenance, write_evaluations
 
-        provenance = Provenance(__version__, str(signature), evaluation_rules(args))
-        write_evaluations(args.emit_evaluations, rollouts, provenance)
+        provenance = Provenance(__version__, scored.signature, evaluation_rules(args))
+        write_evaluations(options.input.emit_evaluations, scored.rollouts, provenance)
     return EXIT_OK
 
 
@@ -754,7 +740,7 @@ def _compare(args: argparse.Namespace) -> int:
     from .scoring import dumps, format_comparisons
     from .ttyprogress import Work
 
-    with Work(args, "prefixexec compare") as work:  # PROGRESS-TTY, PROGRESS-COUNT: on a terminal
+    with Work(args.quiet, "prefixexec compare") as work:  # PROGRESS-TTY, PROGRESS-COUNT: on a terminal
         work.phase("reading input", unit="rollouts")
         accumulators, rollouts = read_scored_input(args, on_rows=work.advance)
         signature = signature_of(args)

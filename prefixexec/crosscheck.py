@@ -30,6 +30,7 @@ from prefixexec.kernel import LABEL_KEYS, UNLABELLED, ConditionKey, Rollout
 from .audit_table import UNDEFINED, parse_figure
 from .conformance import SCALAR_KEYS, parse_rational
 from .inference import ConditionResult, ci_json
+from .numbers import count as counted
 
 #: Condition columns of a CSV report (our names; ``--map OURS=THEIRS`` renames).
 CONDITION_COLUMNS = SCALAR_KEYS
@@ -694,7 +695,8 @@ def format_checks(checks: Sequence[ConditionCheck], signature: str) -> str:
             lines.extend(f"    task {d.task_id} trial {d.trial}: {d.what}" for d in c.rollout_differences)
         lines.append("")
     bad = sum(1 for c in checks if c.differs)
-    lines.append(f"{len(checks) - bad} of {len(checks)} conditions agree, {bad} differ")
+    agree, differ = ("agrees" if len(checks) - bad == 1 else "agree"), ("differs" if bad == 1 else "differ")
+    lines.append(f"{len(checks) - bad} of {counted(len(checks), 'condition')} {agree}, {bad} {differ}")
     lines.append(f"signature: {signature}")
     return "\n".join(lines) + "\n"
 

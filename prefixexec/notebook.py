@@ -45,6 +45,40 @@ def flatten(row: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def uniform(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` with one kind of value per column, as a data frame needs: in a column where some
+    rows hold JSON text (nested objects) and others a list (``[]``), the lists become JSON text."""
+    texts = {k for r in rows for k, v in r.items() if isinstance(v, str)}
+    mixed = {k for r in rows for k, v in r.items() if isinstance(v, list) and k in texts}
+    if not mixed:
+        return list(rows)
+
+    def text(key: str, value: object) -> object:
+        return json.dumps(value, ensure_ascii=False) if key in mixed and isinstance(value, list) else value
+
+    return [{k: text(k, v) for k, v in r.items()} for r in rows]
+
+
+def displayed(figure: Any) -> Any:
+    """``figure`` (a matplotlib Figure) made to show itself in a notebook without ``%matplotlib
+    inline`` (API-DISPLAY): IPython asks an object for ``_repr_png_``, which a Figure made
+    outside pyplot does not have; the PNG is the report's (REP-FIG-FILES)."""
+    import base64
+
+    from prefixexec.report.figures import render
+
+    def png() -> bytes:
+        return render(figure, "png")
+
+    def page() -> str:
+        data = base64.b64encode(png()).decode("ascii")
+        return f'<img alt="prefixexec figure" src="data:image/png;base64,{data}">'
+
+    figure._repr_png_ = png
+    figure._repr_html_ = page
+    return figure
+
+
 def _text(value: object) -> str:
     if value is None:
         return ""

@@ -15,7 +15,6 @@ Spec: BOOT-MEMORY, BOOT-PROGRESS, DASK-BOOTSTRAP (spec/streaming.md).
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -38,6 +37,8 @@ if TYPE_CHECKING:
     from distributed import Client
 
     from prefixexec.kernel.accumulator import AccumulatorSet
+
+    from .options import EngineOptions, InputOptions
 
 #: Dask tasks per worker the resamples are split into at least (when blocks are not set).
 TASKS_PER_WORKER = 4
@@ -79,45 +80,46 @@ def available_memory() -> int | None:
 
 
 @contextlib.contextmanager
-def engine_session(args: argparse.Namespace) -> Iterator[Client | None]:
+def engine_session(engine: EngineOptions, source: InputOptions) -> Iterator[Client | None]:
     """The Dask client of ``--engine dask`` for the whole command (input and bootstrap), else None."""
-    if (
-        getattr(args, "engine", "local") != "dask"
-        or getattr(args, "select", None)
-        or getattr(args, "rollouts", None)
-    ):
+    if engine.engine != "dask" or source.select or source.rollouts_path is not None:
         yield None
         return
     from prefixexec.adapters.records import STDIN
 
     from .engine import STREAMING, dask_session, work_units
 
-    if args.adapter not in STREAMING or STDIN in args.files:
-        work_units(args.adapter, args.files)  # its one-line error, before a cluster is started
-    with dask_session(args.scheduler, args.workers or None) as client:
+    files = list(source.files)
+    if source.adapter not in STREAMING or STDIN in files:
+        work_units(source.adapter, files)  # its one-line error, before a cluster is started
+    with dask_session(engine.scheduler, engine.workers or None) as client:
         yield client
 
 
 def scaled(
-    args: argparse.Namespace, accumulators: AccumulatorSet, client: Client | None, progress: ProgressFn
+    engine: EngineOptions,
+    resamples: int,
+    accumulators: AccumulatorSet,
+    client: Client | None,
+    progress: ProgressFn | None,
 ) -> dict[str, Any]:
     """The blocked bootstrap's options of a command (BOOT-BLOCK, BOOT-MEMORY, BOOT-PROGRESS,
     DASK-BOOTSTRAP): intervals only, ``--bootstrap-block``, the memory available, the blocks done
     reported to ``progress(done, total)``, and on Dask the blocks computed by the workers."""
     options: dict[str, Any] = {
         "keep_replicates": False,
-        "block": getattr(args, "bootstrap_block", None),
+        "block": engine.bootstrap_block,
         "memory_limit": available_memory(),
         "progress": progress,
     }
-    if client is not None and args.bootstrap:
+    if client is not None and resamples:
         options["runner"] = dask_runner(client)
         if options["block"] is None:
             tasks = max(
                 (len(set().union(*(acc.tasks for _, acc in group))) for group in _datasets(accumulators)),
                 default=1,
             )
-            options["block"] = dask_block(client, tasks, args.bootstrap)
+            options["block"] = dask_block(client, tasks, resamples)
     return options
 
 

@@ -9,6 +9,8 @@ from fractions import Fraction
 from typing import Any
 
 from prefixexec.kernel import ConditionKey, ConditionMetrics
+from prefixexec.numbers import half_up as half_up  # re-exported: the one formatting path
+from prefixexec.numbers import number, signed, signed_interval, with_interval
 
 
 def exact(value: Fraction | None) -> str | None:
@@ -67,35 +69,12 @@ def dumps(document: Mapping[str, Any]) -> str:
     return json.dumps(document, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
 
 
-def half_up(value: Fraction | float, digits: int) -> str:
-    """``value`` rounded half away from zero to ``digits`` decimals, on its exact value (REP-ROUND).
-
-    A float is taken as the exact rational of its double, so 6.625 prints ``6.63`` and 0.125
-    prints ``0.13`` (Python's ``format`` rounds the same ties to even: ``6.62``, ``0.12``). A
-    value that rounds to zero prints without a sign (never ``-0.00``).
-    """
-    # floor(|n/d| 10^digits + 1/2) = (2 |n| 10^digits + d) // (2 d), in integers: the exact
-    # ratio of a float is as_integer_ratio() (Fraction arithmetic here was most of printing a
-    # table of 200,000 conditions, #27).
-    num, den = (
-        (value.numerator, value.denominator) if isinstance(value, Fraction) else value.as_integer_ratio()
-    )
-    scale = 10**digits
-    units = (2 * abs(num) * scale + den) // (2 * den)
-    sign = "-" if num < 0 and units != 0 else ""
-    whole, part = divmod(units, scale)
-    return f"{sign}{whole}.{part:0{digits}d}" if digits > 0 else f"{sign}{whole}"
-
-
 def _fmt(value: Fraction | float | None, digits: int = 2) -> str:
-    return "n/a" if value is None else half_up(value, digits)
+    return number(value, digits)
 
 
 def _fmt_ci(value: Fraction | None, interval: Sequence[float | None] | None, digits: int = 2) -> str:
-    text = _fmt(value, digits)
-    if interval is None or value is None or interval[0] is None or interval[1] is None:
-        return text
-    return f"{text} [{half_up(interval[0], digits)}, {half_up(interval[1], digits)}]"
+    return with_interval(value, interval, digits)
 
 
 Block = tuple[str, Sequence[str], Sequence[Sequence[str]]]
@@ -268,12 +247,12 @@ def format_comparisons(
             shared = c.get("shared_tasks")
             cells = [str(c.get("compared", c["method"])), "" if shared is None else str(shared)]
             for name in names:
-                value = c["diff"][name]
+                value = c.get("exact", {}).get(name, c["diff"][name])  # the exact difference
                 interval = c.get("ci", {}).get(name)
                 p = c.get("p_value", {}).get(name)
-                text = "n/a" if value is None else f"{value:+.3f}"
+                text = signed(value)
                 if value is not None and interval is not None:
-                    text += f" [{interval[0]:+.3f}, {interval[1]:+.3f}]"
+                    text += f" {signed_interval(interval)}"
                 if value is not None and p is not None:
                     n = c.get("p_value_resamples", {}).get(name) or 1
                     text += f" p<{2 / n:.2g}" if p == 0 else f" p={p:.3f}"

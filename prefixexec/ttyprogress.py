@@ -10,15 +10,14 @@ has taken longer than its delay.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
 
-def _on_terminal(args: argparse.Namespace) -> bool:
-    return not getattr(args, "quiet", False) and bool(getattr(sys.stderr, "isatty", lambda: False)())
+def _on_terminal(quiet: bool) -> bool:
+    return not quiet and bool(getattr(sys.stderr, "isatty", lambda: False)())
 
 
 class Work:
@@ -30,7 +29,7 @@ class Work:
 
     def __init__(
         self,
-        args: argparse.Namespace,
+        quiet: bool,
         label: str,
         *,
         delay: float | None = None,
@@ -38,7 +37,7 @@ class Work:
     ) -> None:
         from prefixexec.report import progress as _progress
 
-        self.enabled = _on_terminal(args)
+        self.enabled = _on_terminal(quiet)
         self.label = label
         self.delay = _progress.DELAY if delay is None else delay
         self.clock = clock

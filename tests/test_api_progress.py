@@ -87,14 +87,12 @@ def test_audit_shows_a_status_on_a_terminal_only(
 
 @pytest.mark.spec("PROGRESS-COUNT")
 def test_work_counts_and_says_the_time_left(monkeypatch: pytest.MonkeyPatch) -> None:
-    import argparse
-
     from prefixexec.ttyprogress import Work
 
     now = [100.0]
     stream = Terminal()
     monkeypatch.setattr("sys.stderr", stream)
-    work = Work(argparse.Namespace(quiet=False), "prefixexec score", delay=0.0, clock=lambda: now[0])
+    work = Work(False, "prefixexec score", delay=0.0, clock=lambda: now[0])
     work.phase("reading input", unit="rollouts")
     now[0] += 2.0
     work.advance(500)
@@ -110,7 +108,7 @@ def test_work_counts_and_says_the_time_left(monkeypatch: pytest.MonkeyPatch) -> 
     assert work.line() == "prefixexec score: bootstrap  4/4 datasets  2 min 02 s elapsed"
     work.close()
     assert stream.getvalue().endswith("\r" + " " * len(work.line()) + "\r")  # erased at the end
-    quiet = Work(argparse.Namespace(quiet=True), "x", delay=0.0)
+    quiet = Work(True, "x", delay=0.0)
     quiet.phase("p", 2)
     quiet.advance()
     assert not quiet.shown

@@ -358,7 +358,7 @@ def test_tau_b_agrees_with_scipy(pair: tuple[list[int], list[int]]) -> None:
     assert (math.isnan(got) and math.isnan(expected)) or math.isclose(got, expected, abs_tol=1e-12)
 
 
-@pytest.mark.spec("LB-RANK-CI", "BOOT-DRAW", "BOOT-PAIRED", "PASSK-BOOT")
+@pytest.mark.spec("LB-RANK-CI", "BOOT-DRAW", "BOOT-PAIRED", "PASSK-BOOT", "LB-CI")
 def test_intervals_and_rank_intervals_come_from_scores_resamples(capsys: pytest.CaptureFixture[str]) -> None:
     B = 400
     doc = document(capsys, *AIRLINE, "--bootstrap", str(B), "--seed", "7")
@@ -372,8 +372,10 @@ def test_intervals_and_rank_intervals_come_from_scores_resamples(capsys: pytest.
     for label, r in zip(labels, results, strict=True):
         assert r.intervals is not None
         for m in ("success", "TER", "AUC_PEC", "mean_FED", "RR"):
-            expected = r.intervals.scalars[m]
+            expected = r.intervals.RR_wilson if m == "RR" else r.intervals.scalars[m]  # LB-CI
             assert systems[label]["metrics"][m]["ci"] == (None if expected is None else list(expected))
+        boot = r.intervals.scalars["RR"]  # what RR's rank resamples, kept beside
+        assert systems[label]["metrics"]["RR"]["ci_bootstrap"] == (None if boot is None else list(boot))
     # Rank intervals recomputed from score's TER replicates: rank per resample (scipy), then the
     # type-7 quantiles (numpy's default 'linear').
     assert all(r.replicates is not None for r in results)
@@ -396,7 +398,7 @@ def test_python_function_returns_the_json_document(capsys: pytest.CaptureFixture
     doc = document(capsys, *AIRLINE, "--bootstrap", "100", "--metric", "TER,RR", "--metric", "AUC_PEC")
     assert doc["settings"]["metrics"] == ["success", "TER", "AUC_PEC", "RR"]
     same = prefixexec.leaderboard(AIRLINE, bootstrap=100, metric=["TER,RR", "AUC_PEC"])
-    assert same.document == doc and same.ok and same.tables()[0] == "datasets"
+    assert same.document == doc and same.ok and same.tables()[0] == "systems"
     assert set(doc["spec"].values()) <= {
         "LB-SYSTEM", "LB-TASKS", "LB-METRICS", "PASSK-BOOT", "LB-RANK", "LB-RANK-CI", "LB-KENDALL",
         "LB-FLIPS", "PASSK-HAT", "PASSK-AT", "PASSK-TER", "PASSK-TRIALS",

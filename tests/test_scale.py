@@ -129,12 +129,10 @@ def test_the_library_refuses_with_the_same_line() -> None:
 
 @pytest.mark.spec("BOOT-PROGRESS", "PROGRESS-COUNT")
 def test_progress_shows_blocks_and_time_left() -> None:
-    import argparse
-
     from prefixexec.ttyprogress import Work
 
     now = [0.0]
-    work = Work(argparse.Namespace(quiet=True), "prefixexec score", delay=0.0, clock=lambda: now[0])
+    work = Work(True, "prefixexec score", delay=0.0, clock=lambda: now[0])
     work.phase("bootstrap (10000 resamples)", None, "blocks")
     shown = []
     for done in (1, 2, 3, 4):

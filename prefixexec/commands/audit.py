@@ -168,7 +168,7 @@ def run(args: argparse.Namespace) -> int:
                 raise InputError(flag, "only applies to --adapter bfcl")
         from prefixexec.ttyprogress import Work
 
-        with Work(args, f"prefixexec audit: {args.adapter}") as work:  # PROGRESS-TTY, PROGRESS-COUNT
+        with Work(args.quiet, f"prefixexec audit: {args.adapter}") as work:  # PROGRESS-TTY, PROGRESS-COUNT
             work.phase("replaying gold and mutants")
 
             def tasks_done(done: int, total: int) -> None:

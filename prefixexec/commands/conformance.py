@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     vectors = load_vectors(paths, args.only)
     from prefixexec.ttyprogress import Work
 
-    with Work(args, "prefixexec conformance", delay=0.0) as work:  # PROGRESS-TTY, PROGRESS-COUNT
+    with Work(args.quiet, "prefixexec conformance", delay=0.0) as work:  # PROGRESS-TTY, PROGRESS-COUNT
         work.phase("checking", len(vectors), "vectors")
 
         def done(count: int, total: int) -> None:

@@ -153,7 +153,7 @@ def _counted(batches: Iterable[RolloutArrays], args: argparse.Namespace) -> Iter
     """The batches, with the rollouts converted so far and their rate on a terminal (PROGRESS-COUNT)."""
     from prefixexec.ttyprogress import Work
 
-    with Work(args, "prefixexec convert") as work:
+    with Work(args.quiet, "prefixexec convert") as work:
         work.phase("writing", unit="rollouts")  # open-ended: the input's size is not known ahead
         for batch in batches:
             work.advance(len(batch))

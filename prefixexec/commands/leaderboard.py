@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
         trials=args.trials,
         shared_tasks=args.shared_tasks,
     )
-    with Work(args, "prefixexec leaderboard") as work:  # PROGRESS-TTY, PROGRESS-COUNT
+    with Work(args.quiet, "prefixexec leaderboard") as work:  # PROGRESS-TTY, PROGRESS-COUNT
         work.phase("reading input", unit="rollouts")
         accumulators, _ = read_scored_input(args, on_rows=work.advance)
         work.phase(f"ranking ({args.bootstrap} resamples)" if args.bootstrap else "ranking")

@@ -8,7 +8,8 @@ metric's; and the pairs of systems that success and another metric order differe
 share of resamples in which each order holds. Every replicate comes from one resample matrix
 per dataset, drawn by the kernel's :func:`~prefixexec.kernel.bootstrap.resample_counts` exactly
 as ``score`` draws it (BOOT-DRAW; :func:`resamples` is the one place), so the intervals equal
-``score``'s and every rank, tau-b and order share is paired.
+``score``'s (RR's is ``score``'s Wilson interval, its bootstrap one ``ci_bootstrap``: LB-CI) and
+every rank, tau-b and order share is paired.
 """
 
 from __future__ import annotations
@@ -473,6 +474,11 @@ def _intervals(
         for j, m in enumerate(_SCALARS):
             entry["metrics"][m]["ci"] = _pair(found[j])
             entry["metrics"][m]["ci_dropped"] = int(dropped[j])
+        # LB-CI: RR's interval is the signature's rr:wilson, as score's (a percentile interval of
+        # a proportion of a few rollouts can be [0, 0]); the bootstrap's, which the ranks
+        # resample, is kept as ci_bootstrap (ci_dropped counts its left-out resamples).
+        rr = entry["metrics"]["RR"]
+        rr["ci_bootstrap"], rr["ci"] = rr["ci"], rr["ci_wilson"]
         at = len(_SCALARS)
         for kind in pk.KINDS:
             for point in entry["curves"][kind]:

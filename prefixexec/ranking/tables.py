@@ -13,8 +13,9 @@ from typing import Any
 
 import attrs
 
+from prefixexec.numbers import count, half_up, number, with_interval
 from prefixexec.report.tables import _csv, md_escape, tex_escape
-from prefixexec.scoring import half_up, render_blocks
+from prefixexec.scoring import render_blocks
 
 from .core import TITLES
 
@@ -36,15 +37,18 @@ def metric_title(metric: str, k: int) -> str:
     return TITLES[metric].replace("^k", f"^{k}")
 
 
-def _num(value: float | None, digits: int = DIGITS) -> str:
-    return "n/a" if value is None else half_up(value, digits)
+def _num(value: float | str | None, digits: int = DIGITS) -> str:
+    return number(value, digits)
 
 
-def _with_ci(value: float | None, ci: Sequence[float] | None, digits: int = DIGITS) -> str:
-    text = _num(value, digits)
-    if value is None or ci is None:
-        return text
-    return f"{text} [{half_up(ci[0], digits)}, {half_up(ci[1], digits)}]"
+def _with_ci(value: float | str | None, ci: Sequence[float] | None, digits: int = DIGITS) -> str:
+    return with_interval(value, ci, digits)
+
+
+def metric_cell(cell: Mapping[str, Any]) -> str:
+    """A metric's printed cell: its exact value rounded half up, with the interval ``ci`` (the
+    method the signature names: RR's is Wilson, API-CONSISTENT)."""
+    return with_interval(cell["exact"], cell.get("ci"))
 
 
 def _rank(value: float | None) -> str:
@@ -63,7 +67,7 @@ def rank_with_ci(cell: Mapping[str, Any]) -> str:
 def dataset_title(ds: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
     """``tau-bench/airline: 9 systems on 50 tasks, k = 1, B = 10000 task resamples``."""
     tasks = ds["tasks"]
-    text = f"{ds['dataset']}: {len(ds['systems'])} systems on {tasks['scored']} tasks"
+    text = f"{ds['dataset']}: {count(len(ds['systems']), 'system')} on {count(tasks['scored'], 'task')}"
     if tasks["dropped"]:
         text += f" (--shared-tasks: {tasks['dropped']} of {tasks['union']} tasks dropped: not shared by all)"
     text += f", pass^k and TER^k at k = {ds['k']} (trials: {settings['trials']})"
@@ -81,7 +85,7 @@ def dataset_tables(ds: Mapping[str, Any], settings: Mapping[str, Any]) -> list[T
         (
             s["system"],
             str(s["N"]),
-            *(_with_ci(s["metrics"][m]["value"], s["metrics"][m].get("ci")) for m in shown),
+            *(metric_cell(s["metrics"][m]) for m in shown),
         )
         for s in ds["systems"]
     ]
@@ -229,6 +233,34 @@ def leaderboard_csv(document: Mapping[str, Any]) -> str:
 
 def _full(value: float | None) -> str:
     return "" if value is None else repr(float(value))
+
+
+def system_rows(document: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One row per system of each dataset (LB-API: a data frame's rows): its keys, then per shown
+    metric ``M`` the value (float), ``M_exact``, the interval ``M_low``/``M_high`` (LB-CI), the
+    rank and the rank interval ``M_rank_low``/``M_rank_high`` (``None`` where undefined)."""
+    rows: list[dict[str, Any]] = []
+    for ds in document["datasets"]:
+        for s in ds["systems"]:
+            row: dict[str, Any] = {
+                "dataset": ds["dataset"],
+                "system": s["system"],
+                "model": s["model"],
+                "method": s["method"],
+                "N": s["N"],
+                "tasks": s["tasks"],
+                "k": ds["k"],
+            }
+            for m in ds["shown"]:
+                cell = s["metrics"][m]
+                ci, rank_ci = cell.get("ci"), cell.get("rank_ci")
+                row[m] = cell["value"]
+                row[f"{m}_exact"] = cell["exact"]
+                row[f"{m}_low"], row[f"{m}_high"] = ci if ci is not None else (None, None)
+                row[f"{m}_rank"] = cell.get("rank")
+                row[f"{m}_rank_low"], row[f"{m}_rank_high"] = rank_ci if rank_ci is not None else (None, None)
+            rows.append(row)
+    return rows
 
 
 #: ``--format`` -> writer.

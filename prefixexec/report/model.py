@@ -20,7 +20,7 @@ import attrs
 from prefixexec.adapters.harness import HarnessLog
 from prefixexec.inference import ConditionResult
 from prefixexec.kernel import LABEL_KEYS, ConditionKey, ConditionMetrics, Rollout
-from prefixexec.scoring import half_up
+from prefixexec.numbers import half_up, interval
 
 #: Decimals of every printed ratio (as in the paper's Table 2).
 DIGITS = 2
@@ -225,11 +225,9 @@ def fmt(value: Fraction | float | int | None, digits: int = DIGITS) -> str:
     return _fixed(value, digits)
 
 
-def fmt_interval(interval: Interval, digits: int = DIGITS) -> str:
+def fmt_interval(pair: Interval, digits: int = DIGITS) -> str:
     """``[0.63, 0.76]``, or the empty string when there is no interval."""
-    if interval is None:
-        return ""
-    return f"[{_fixed(interval[0], digits)}, {_fixed(interval[1], digits)}]"
+    return interval(pair, digits)
 
 
 def percent(part: int, whole: int) -> str:

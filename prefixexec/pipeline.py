@@ -1,0 +1,169 @@
+"""The one library pipeline of every command and Python function: read -> score -> infer ->
+render (spec: API-PIPELINE, API-CONSISTENT).
+
+Each step takes typed options (:mod:`prefixexec.options`), never the command line's
+``Namespace``. :func:`read` gives the accumulators (and the rollouts when they are kept),
+:func:`score` the conditions' exact values and intervals with the harness errors read, and
+:func:`render_score` the text or JSON that ``score`` prints; ``prefixexec.score`` calls the same
+three, so the command and the function cannot give different numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import attrs
+
+from .options import EngineOptions, InputOptions, ScoreOptions
+
+if TYPE_CHECKING:
+    from distributed import Client
+
+    from prefixexec.adapters.harness import HarnessLog
+    from prefixexec.inference import ConditionResult
+    from prefixexec.kernel import Rollout
+    from prefixexec.kernel.accumulator import AccumulatorSet
+    from prefixexec.kernel.bootstrap import ProgressFn
+
+
+#: The default engine: this process.
+LOCAL = EngineOptions()
+
+
+def read_rollouts(options: InputOptions) -> list[Rollout]:
+    """Every rollout of the input (all validated before scoring), the ones ``select`` keeps
+    (OUT-SELECT); the rollouts the Python API gave instead of files when it gave them."""
+    from prefixexec.adapters import ADAPTERS
+
+    if options.given is not None:
+        read = list(options.given)
+    else:
+        read = ADAPTERS[options.adapter].read(list(options.files), options.adapter_options)
+    if not options.select:
+        return read
+    from prefixexec.selection import parse, select
+
+    return select(read, parse(list(options.select)))
+
+
+def read_accumulators(
+    options: InputOptions,
+    engine: EngineOptions,
+    client: Client | None = None,
+    on_rows: Callable[[int], None] | None = None,
+) -> AccumulatorSet:
+    """Accumulate the input with the chosen engine (STREAM-SCORE, DASK-ENGINE); ``client``: the
+    Dask client to use with ``--engine dask`` (default: one for this call); ``on_rows`` counts the
+    rollouts read (PROGRESS-COUNT)."""
+    from prefixexec.adapters import InputError
+
+    from .engine import accumulate_dask, accumulate_input
+
+    files = list(options.files)
+    if engine.engine == "dask":
+        return accumulate_dask(
+            options.adapter, files, options.adapter_options, engine.scheduler, engine.workers or None, client
+        )
+    for flag, value in (("--scheduler", engine.scheduler), ("--workers", engine.workers)):
+        if value is not None:
+            raise InputError(flag, "only applies with --engine dask")
+    return accumulate_input(options.adapter, files, options.adapter_options, on_rows)
+
+
+def read(
+    options: InputOptions,
+    engine: EngineOptions = LOCAL,
+    client: Client | None = None,
+    on_rows: Callable[[int], None] | None = None,
+) -> tuple[AccumulatorSet, list[Rollout] | None]:
+    """The accumulators of the input, and its rollouts when ``select``, ``rollouts_path`` or
+    ``emit_evaluations`` needs them (read and kept: the engine is this process); without
+    them the input is streamed (:func:`read_accumulators`)."""
+    if not options.keeps_rollouts:
+        return read_accumulators(options, engine, client, on_rows), None
+    from prefixexec.adapters import InputError
+    from prefixexec.kernel.accumulator import AccumulatorSet
+
+    if engine.engine == "dask":
+        raise InputError(
+            "--engine dask",
+            "cannot be combined with --select, --rollouts or --emit-evaluations "
+            "(they read every rollout here)",
+        )
+    if options.rollouts_path is not None:
+        check_rollouts_path(options.rollouts_path)
+    rollouts = read_rollouts(options)
+    if on_rows is not None:
+        on_rows(len(rollouts))
+    return AccumulatorSet.from_rollouts(rollouts), rollouts
+
+
+def check_rollouts_path(path: str) -> None:
+    """``--rollouts PATH`` checked before any input is read: its format, and for ``.parquet``
+    the ``[parquet]`` extra (API-EXTRAS: no output written before the error)."""
+    from prefixexec.rollouts import check_path
+
+    if check_path(path) == ".parquet":
+        from prefixexec.extras import require
+
+        require("pyarrow", "--rollouts *.parquet")
+
+
+@attrs.frozen(slots=True)
+class Scored:
+    """What :func:`score` gives: every condition's exact values and intervals, the harness
+    errors read (``None`` for an adapter that reads none, HARNESS-REPORT), the rollouts when
+    they were kept, and the signature."""
+
+    results: tuple[ConditionResult, ...]
+    harness: HarnessLog | None
+    rollouts: tuple[Rollout, ...] | None
+    signature: str
+
+
+def score(
+    options: ScoreOptions,
+    on_rows: Callable[[int], None] | None = None,
+    on_phase: Callable[[str], None] | None = None,
+    progress: ProgressFn | None = None,
+) -> Scored:
+    """read -> score -> infer: the conditions of the input with their intervals (OUT-JSON,
+    OUT-CI), as ``score`` and ``prefixexec.score`` give them. ``on_rows``, ``on_phase`` and
+    ``progress`` report progress (PROGRESS-COUNT, BOOT-PROGRESS)."""
+    from prefixexec.adapters import harness
+
+    from .inference import evaluate_accumulators
+    from .scale import engine_session, scaled
+
+    with engine_session(options.engine, options.input) as client:
+        with harness.collecting() as log:  # HARNESS-REPORT: the harness errors the adapter reads
+            accumulators, rollouts = read(options.input, options.engine, client, on_rows)
+        if on_phase is not None:
+            B = options.resamples
+            on_phase(f"bootstrap ({B} resamples)" if B else "scoring")
+        results = evaluate_accumulators(
+            accumulators,
+            options.bootstrap,
+            paired=options.paired,
+            **scaled(options.engine, options.resamples, accumulators, client, progress),
+        )
+    found = log if options.input.adapter in harness.ADAPTERS else None
+    kept = None if rollouts is None else tuple(rollouts)
+    return Scored(tuple(results), found, kept, str(options.signature))
+
+
+def render_score(scored: Scored, as_json: bool) -> str:
+    """``score``'s output: the ``--json`` document (OUT-JSON) or the table (OUT-TABLE), every
+    number through :mod:`prefixexec.numbers` (API-CONSISTENT)."""
+    from prefixexec.adapters import harness
+
+    from .inference import score_document, table_intervals
+    from .scoring import dumps, format_table
+
+    if as_json:
+        return dumps(score_document(scored.results, scored.signature, scored.harness))
+    rows = [(r.key, r.metrics, table_intervals(r.intervals)) for r in scored.results]
+    totals = {r.key: r.metrics.N for r in scored.results}
+    notes: Sequence[str] = () if scored.harness is None else harness.footer_lines(scored.harness, totals)
+    return format_table(rows, scored.signature, notes)
