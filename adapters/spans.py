@@ -31,6 +31,7 @@ from .chat.semantics import _excerpt as _chat_excerpt
 from .errors import InputError
 from .inputs import open_binary, reading
 from .labels import NO_RULES, LabelRules, family_labels
+from .numbers import as_float
 from .regex import Pattern
 from .text import printable
 
@@ -553,7 +554,7 @@ def _success_word(value: object, where: str, what: str, threshold: float | None)
         return value
     if isinstance(value, int | float):
         if threshold is not None:
-            return float(value) >= threshold
+            return as_float(value) >= threshold  # HOSTILE-BIGINT: 10**400 is +inf, above it
         if value in (0, 1):
             return bool(value)
         raise InputError(where, f"{what} = {value!r} is neither 0 nor 1: give --threshold to compare it")

@@ -36,6 +36,8 @@ import attrs
 
 from prefixexec.adapters import InputError
 from prefixexec.adapters.inputs import open_text, reading
+from prefixexec.adapters.numbers import ascii_digits
+from prefixexec.scoring import exact
 
 #: The CSV columns, in the order the issue and the spec give them.
 COLUMNS = ("dataset", "model", "method", "N", "TER", "mean_FED", "AUC_PEC", "RR_eligible", "RR", "success")
@@ -248,7 +250,7 @@ def _row(cells: Mapping[str, str], where: str) -> Row:
     n_text = cells.get("N", "").strip()
     N: int | None = None
     if n_text:
-        if not n_text.isdigit() or len(n_text) > MAX_DIGITS or int(n_text) < 1:
+        if not ascii_digits(n_text) or len(n_text) > MAX_DIGITS or int(n_text) < 1:
             what = f"column N: not an integer >= 1 of at most {MAX_DIGITS} digits: {_shown(n_text)}"
             raise InputError(where, what)
         N = int(n_text)
@@ -581,7 +583,7 @@ def _values_json(v: Verdict) -> dict[str, Any]:
             continue
         out[name] = {
             "reported": "n/a" if fig is None else fig.text,
-            "exact": None if value is None else str(value),
+            "exact": exact(value),
             "value": None if value is None else float(value),
             "inside_window": (value is None)
             if fig is None

@@ -23,6 +23,7 @@ from .. import harness
 from ..errors import InputError
 from ..inputs import plain_name
 from ..limits import notice
+from ..numbers import json_fault
 from ..records import open_lines, parse_json_line
 from . import backend, decoders
 from .parse import MAX_STEP_CHARS, DecodedStep, StepFormatError
@@ -163,7 +164,7 @@ def _objects(path: str) -> list[tuple[str, dict[str, Any]]]:
         try:
             record = parse_json_line(line)
         except (ValueError, RecursionError) as exc:
-            raise InputError(where, f"not valid JSON: {exc}") from None
+            raise InputError(where, f"not valid JSON: {json_fault(exc)}") from None
         if not isinstance(record, dict):
             raise InputError(where, f"expected a JSON object, got {type(record).__name__}")
         if not isinstance(record.get("id"), str):

@@ -31,6 +31,7 @@ from ..errors import InputError
 from ..inputs import open_seekable, open_text, plain_name, reading
 from ..labels import load_label_rules
 from ..limits import DEEP, MAX_MEMBER_BYTES, MAX_RATIO, MAX_TRIAL, RATIO_FLOOR, notice
+from ..numbers import json_fault
 from ..records import unique_rollouts
 from ..text import one_line
 from .semantics import (
@@ -146,7 +147,7 @@ class EvalArchive:
         except UnicodeDecodeError as exc:
             raise InputError(where, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
         except ValueError as exc:
-            raise InputError(where, f"not valid JSON: {exc}") from None
+            raise InputError(where, f"not valid JSON: {json_fault(exc)}") from None
         except RecursionError:
             raise InputError(where, f"not valid JSON: {DEEP}") from None
 
@@ -229,7 +230,7 @@ class JsonStream:
             except RecursionError:
                 raise InputError(self.name, f"not valid JSON in {what}: {DEEP}") from None
             except ValueError as exc:  # an integer beyond Python's limit on digits
-                raise InputError(self.name, f"not valid JSON in {what}: {exc}") from None
+                raise InputError(self.name, f"not valid JSON in {what}: {json_fault(exc)}") from None
             if end == len(self.buffer) and not self.eof and self._more():
                 continue  # a number or literal may continue in the next chunk
             self.pos = end

@@ -27,6 +27,7 @@ from ..errors import InputError
 from ..inputs import plain_name, read_text, reading
 from ..labels import NO_RULES, LabelRules, load_label_rules
 from ..limits import notice, read_stdin_document
+from ..numbers import json_fault
 from ..records import STDIN, parse_json_line, unique_rollouts
 from ..shape import kind, need_dict, need_list, need_number, need_str, task_id, trial
 from .semantics import DOMAIN_ID_PREFIXES, TAU, Exchange, TauTask
@@ -118,7 +119,7 @@ def load(path: str) -> tuple[str, Any]:
     try:
         return name, parse_json_line(text)
     except ValueError as exc:
-        _fail(name, f"not valid JSON: {exc}")
+        _fail(name, f"not valid JSON: {json_fault(exc)}")
     except RecursionError:
         _fail(name, "not valid JSON: nested too deeply")
 
