@@ -434,3 +434,117 @@ def test_fuzzed_special_files_in_every_slot(kind: str, slot: str) -> None:
         assert len(lines) == 1 and lines[0].startswith("prefixexec: error: ") and "special" in lines[0], (
             proc.stderr
         )
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 40: cost that follows a count, not the bytes (HOSTILE-COUNT-COST), and numbers of any
+# size (HOSTILE-BIGINT). Cost is counted in operations, never timed.
+
+
+@pytest.mark.spec("HOSTILE-COUNT-COST", "PASSK-HAT", "PASSK-AT")
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(
+    trials=st.lists(st.integers(1, 60), min_size=1, max_size=6),
+    data=st.data(),
+    at_least_one=st.booleans(),
+)
+def test_pass_k_columns_cost_binomials_per_task_not_per_trial(
+    trials: list[int], data: st.DataObject, at_least_one: bool
+) -> None:
+    # A leaderboard's curve asks task_columns for every k up to the smallest n; each k took a
+    # binomial for every a up to the largest n (n^3 over the curve: 1,600 trials 70 s). Now at
+    # most two binomials per task (C(n_j, k) and C(c_j, k) or C(n_j - c_j, k)) per k; the values
+    # are checked against math.comb directly, task by task.
+    import math
+    from fractions import Fraction
+    from unittest import mock
+
+    from prefixexec.kernel import passk
+
+    successes = [data.draw(st.integers(0, n)) for n in trials]
+    calls = 0
+    real = math.comb
+
+    def counted(a: int, b: int) -> int:
+        nonlocal calls
+        calls += 1
+        return real(a, b)
+
+    for k in range(1, min(trials) + 1):
+        calls = 0
+        with mock.patch.object(passk.math, "comb", counted):
+            num, den = passk.task_columns(trials, successes, k, at_least_one)
+        assert calls <= 2 * len(trials)
+        for j, (n, c) in enumerate(zip(trials, successes, strict=True)):
+            want = 1 - Fraction(real(n - c, k), real(n, k)) if at_least_one else Fraction(real(c, k), real(n, k))
+            assert Fraction(int(num[j]), int(den[j])) == want
+
+
+INTERVAL_TEXT = st.text(alphabet=" [()]a0.,\n\t", max_size=40)
+
+
+@pytest.mark.spec("HOSTILE-COUNT-COST", "HOSTILE-FUZZ")
+@settings(max_examples=EXAMPLES * 4, deadline=None)
+@given(text=INTERVAL_TEXT)
+def test_the_trailing_interval_is_cut_as_the_pattern_did(text: str) -> None:
+    # The one-pass cut of audit-table and crosscheck (prefixexec.audit_table.without_interval)
+    # against the pattern it replaces, which is quadratic on long cells of brackets.
+    import re
+
+    from prefixexec.audit_table import without_interval
+
+    assert without_interval(text) == re.sub(r"\s*[\[(][^\])]*[\])]\s*$", "", text)
+
+
+@pytest.mark.spec("HOSTILE-COUNT-COST", "TRACE-ORDER")
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(n=st.integers(1, 400), tools=st.integers(1, 3), data=st.data())
+def test_tool_spans_without_ids_are_matched_in_linear_work(n: int, tools: int, data: st.DataObject) -> None:
+    # OpenInference tool spans carry no tool_call.id: each is matched to the first free request
+    # of its tool with the same arguments. Counted: canonical forms made, at most one per request
+    # and one per span (before: one per free candidate per span, calls^2 / 2; 5,000 calls 48 s).
+    from unittest import mock
+
+    from prefixexec.adapters import spans
+
+    order = data.draw(st.permutations(range(n)))
+    asked = tuple(spans.Requested(None, f"t{i % tools}", json.dumps({"i": i}), i) for i in range(n))
+    llm = spans.Span("w", "tr", "llm", None, "chat", 0, 1, kind=spans.LLM, requested=asked)
+    tool_spans = [
+        spans.Span("w", "tr", f"s{j}", None, "tool", 2 + j, 3 + j, kind=spans.TOOL, tool=f"t{i % tools}", arguments=json.dumps({"i": i}))
+        for j, i in enumerate(order)
+    ]
+    made = 0
+    real = spans._canonical
+
+    def counted(arguments: object) -> str:
+        nonlocal made
+        made += 1
+        return real(arguments)
+
+    with mock.patch.object(spans, "_canonical", counted):
+        calls = spans._calls([llm, *tool_spans])
+    assert made <= 2 * n
+    # every span answered its own request: no request is left over as an unanswered call
+    assert len(calls) == n and all(call.executed for call in calls)
+
+
+@pytest.mark.spec("HOSTILE-COUNT-COST", "TRACE-UNANSWERED")
+def test_unanswered_requests_share_one_bounded_reason() -> None:
+    # Many unanswered requests of one tool and many failed spans with long errors that name it:
+    # each request kept its own join of every error (1.84 GB from a 2 MB trace). Now one text per
+    # tool, of at most MAX_SAID_ERRORS errors of at most MAX_SAID characters each.
+    from prefixexec.adapters import spans
+
+    asked = tuple(spans.Requested(None, "lookup", "{}", i) for i in range(2000))
+    llm = spans.Span("w", "tr", "llm", None, "chat", 0, 1, kind=spans.LLM, requested=asked)
+    failed = [
+        spans.Span("w", "tr", f"f{i}", None, "step", 2, 3, failed=True, error="lookup failed: " + "x" * 50_000)
+        for i in range(50)
+    ]
+    calls = spans._calls([llm, *failed])
+    assert len(calls) == 2000
+    texts = {id(call.error) for call in calls}
+    assert len(texts) == 1
+    bound = spans.MAX_SAID_ERRORS * (spans.MAX_SAID + len("...; "))
+    assert all(len(call.error) <= bound for call in calls)

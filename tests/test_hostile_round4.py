@@ -284,3 +284,20 @@ def test_the_runner_hint_quotes_a_domain_from_the_task_list(tmp_path: Path, caps
     done = subprocess.run(["sh", "-c", f"tau2() {{ :; }}; {hint}"], cwd=tmp_path, capture_output=True, check=False)
     assert done.returncode == 0, done.stderr
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith("PWNED")]
+
+
+# ------------------------------------------------------------------------------------------
+# HOSTILE-COUNT-COST: a long cell of brackets in audit-table (the pattern was quadratic)
+
+
+@pytest.mark.spec("HOSTILE-COUNT-COST", "AUDIT-TABLE-INPUT")
+def test_a_long_cell_of_brackets_in_audit_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The real table's first row with its TER cell followed by 100,000 opening brackets (csv refuses cells over 128 KiB): the old
+    # pattern tried each of them to the end of the cell (100 KB took 45 s); one pass now.
+    head, first, *_ = (DATA / "paper_table2.csv").read_text(encoding="utf-8").split("\n")
+    row = first.replace('"0.69 [0.63, 0.76]"', '"0.69 ' + "(" * 100_000 + '"', 1)
+    assert row != first
+    path = tmp_path / "t.csv"
+    path.write_text(f"{head}\n{row}\n", encoding="utf-8")
+    line = one_error(*run(capsys, "audit-table", str(path)))
+    assert "t.csv:2: column TER: not a non-negative decimal number" in line
