@@ -301,3 +301,45 @@ def test_a_long_cell_of_brackets_in_audit_table(tmp_path: Path, capsys: pytest.C
     path.write_text(f"{head}\n{row}\n", encoding="utf-8")
     line = one_error(*run(capsys, "audit-table", str(path)))
     assert "t.csv:2: column TER: not a non-negative decimal number" in line
+
+
+# ------------------------------------------------------------------------------------------
+# HOSTILE-ZIP-OVERLAP: members of an .eval archive that share bytes
+
+
+def _with_extra_entries(data: bytes, copies: int) -> bytes:
+    """``data`` (a ZIP without a comment) whose central directory lists ``copies`` more entries,
+    each a copy of the first entry under another name: they point at the first member's bytes."""
+    import struct
+
+    eocd = data.rindex(b"PK\x05\x06")
+    disk, cd_disk, here, total, size, offset = struct.unpack("<HHHHII", data[eocd + 4 : eocd + 20])
+    first = data[offset : offset + 46]
+    n, m, k = struct.unpack("<HHH", first[28:34])
+    name = data[offset + 46 : offset + 46 + n]
+    rest = data[offset + 46 + n : offset + 46 + n + m + k]
+    extra = b""
+    for i in range(copies):
+        other = b"samples/copy_%d_" % i + name
+        extra += first[:28] + struct.pack("<H", len(other)) + first[30:] + other + rest
+    directory = data[offset : offset + size] + extra
+    tail = struct.pack("<4sHHHHIIH", b"PK\x05\x06", disk, cd_disk, here + copies, total + copies, len(directory), offset, 0)
+    return data[:offset] + directory + tail
+
+
+@pytest.mark.spec("HOSTILE-ZIP-OVERLAP", "HOSTILE-ZIP")
+@pytest.mark.parametrize("copies", [1, 300])
+def test_eval_members_that_share_bytes_are_refused(copies: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import zipfile
+
+    real = next(p for p in sorted((REAL / "inspect").iterdir()) if p.suffix == ".eval")
+    data = real.read_bytes()
+    assert data.endswith(b"\0\0") or b"PK\x05\x06" in data[-22:]  # no archive comment to carry over
+    path = tmp_path / "log.eval"
+    path.write_bytes(_with_extra_entries(data, copies))
+    with zipfile.ZipFile(path) as archive:  # Python 3.11's zipfile lists them all
+        assert len(archive.namelist()) == len(zipfile.ZipFile(real).namelist()) + copies
+    line = one_error(*run(capsys, "score", "--adapter", "inspect", "--bootstrap", "0", str(path)))
+    assert "HOSTILE-ZIP-OVERLAP" in line
+    code, _, err = run(capsys, "score", "--adapter", "inspect", "--bootstrap", "0", str(real))
+    assert code == 0, err  # the archive it was made from is read
