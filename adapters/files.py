@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Iterable, Iterator
@@ -201,6 +202,24 @@ def check_report_file(path: str) -> None:
         raise InputError(path, "cannot write the report: not a regular file (a device, FIFO or socket)")
 
 
+def _fifo_writer(path: str) -> int | None:
+    """A descriptor writing to the FIFO ``path`` (``None`` when it is not one).
+
+    HOSTILE-OUTPUT-SPECIAL: a FIFO is written directly, but opening it to write waits until a
+    reader opens it, which may never happen (``leaderboard --output FIFO`` blocked). It is opened
+    without waiting: with no reader the run ends with an error instead."""
+    try:
+        if not stat.S_ISFIFO(os.stat(path).st_mode):
+            return None
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise InputError(path, "is a FIFO that no one reads: start its reader first (nothing is waited for)") from None
+        raise InputError(path, f"cannot write: {exc.strerror or exc}") from None
+    os.set_blocking(fd, True)
+    return fd
+
+
 @contextmanager
 def atomic_path(target: Path, suffix: str = "") -> Iterator[str]:
     """A path to write that replaces ``target`` only on success.
@@ -213,7 +232,14 @@ def atomic_path(target: Path, suffix: str = "") -> Iterator[str]:
     written directly (HOSTILE-OUTPUT-SPECIAL).
     """
     if _special(str(target)):
-        yield str(target)
+        fifo = _fifo_writer(str(target))
+        if fifo is None:
+            yield str(target)
+            return
+        try:  # written through the descriptor that found the reader (it keeps the FIFO open)
+            yield f"/dev/fd/{fifo}"
+        finally:
+            os.close(fifo)
         return
     import tempfile
     from pathlib import Path
