@@ -548,3 +548,43 @@ def test_unanswered_requests_share_one_bounded_reason() -> None:
     assert len(texts) == 1
     bound = spans.MAX_SAID_ERRORS * (spans.MAX_SAID + len("...; "))
     assert all(len(call.error) <= bound for call in calls)
+
+
+@pytest.mark.spec("HOSTILE-COUNT-COST", "LB-FLIPS")
+@settings(max_examples=max(5, EXAMPLES // 2), deadline=None)
+@given(counts=st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=2, max_size=60))
+def test_leaderboard_counts_every_flip_and_lists_the_largest(counts: list[tuple[int, int]]) -> None:
+    # System i: 4 tasks, s_i of them successes and e_i fully executable (FED = T + 1), so success
+    # is s_i / 4 and TER e_i / 4; the pairs whose two orders differ are counted here directly.
+    # Before: every flipped pair was listed (300 systems: 5.1 MB of text, 1,000: 1.8 GB).
+    import tempfile
+
+    from prefixexec.ranking.core import MAX_FLIPS
+
+    lines = []
+    for i, (s, e) in enumerate(counts):
+        for t in range(4):
+            fed = 3 if t < e else 1
+            lines.append(
+                json.dumps({"dataset": "d", "task_id": t, "model": f"m{i:03d}", "method": "x", "success": t < s,
+                            "outcome": {"T": 2, "fed": fed}})
+            )
+    sign = lambda d: (d > 0) - (d < 0)  # noqa: E731
+    want = sum(
+        1
+        for a in range(len(counts))
+        for b in range(a + 1, len(counts))
+        if sign(counts[a][0] - counts[b][0]) != sign(counts[a][1] - counts[b][1])
+    )
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "r.jsonl"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            code = main(["leaderboard", "--quiet", "--json", "--bootstrap", "0", "--metric", "TER", str(path)])
+    assert code == 0
+    (dataset,) = json.loads(out.getvalue())["datasets"]
+    assert dataset["flipped_pairs"]["TER"] == want
+    listed = [f for f in dataset["flips"] if f["metric"] == "TER"]
+    assert len(listed) == min(want, MAX_FLIPS)
+    assert len(out.getvalue()) < 4000 * len(counts) + 20_000  # a fixed multiple of the systems
