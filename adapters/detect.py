@@ -394,8 +394,10 @@ def hint(adapter: str, paths: Sequence[str]) -> str | None:
             continue
         try:
             found = detect(path)
-        except InputError:
+        except (InputError, OSError, ValueError, RecursionError):
             continue
+        except MemoryError:  # HOSTILE-ERROR-PATH: the error being explained may be this one
+            return None
         if found.adapter not in (adapter, EMPTY):
             return f"{path} looks like {FORMATS[found.adapter]}, {found.why}: use --adapter {found.adapter}"
     return None

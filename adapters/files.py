@@ -202,6 +202,18 @@ def check_report_file(path: str) -> None:
         raise InputError(path, "cannot write the report: not a regular file (a device, FIFO or socket)")
 
 
+@contextmanager
+def _write_faults(path: str) -> Iterator[None]:
+    """HOSTILE-ERROR-PATH: a write that the system fails (a full disk: ``/dev/full``) names the
+    output, not ``input``; a closed pipe stays a BrokenPipeError (HOSTILE-PIPE)."""
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise InputError(path, f"cannot write: {exc.strerror or exc}") from None
+
+
 def _fifo_writer(path: str) -> int | None:
     """A descriptor writing to the FIFO ``path`` (``None`` when it is not one).
 
@@ -233,13 +245,12 @@ def atomic_path(target: Path, suffix: str = "") -> Iterator[str]:
     """
     if _special(str(target)):
         fifo = _fifo_writer(str(target))
-        if fifo is None:
-            yield str(target)
-            return
-        try:  # written through the descriptor that found the reader (it keeps the FIFO open)
-            yield f"/dev/fd/{fifo}"
+        try:  # a FIFO through the descriptor that found the reader (it keeps the FIFO open)
+            with _write_faults(str(target)):
+                yield str(target) if fifo is None else f"/dev/fd/{fifo}"
         finally:
-            os.close(fifo)
+            if fifo is not None:
+                os.close(fifo)
         return
     import tempfile
     from pathlib import Path
@@ -251,7 +262,8 @@ def atomic_path(target: Path, suffix: str = "") -> Iterator[str]:
     fd, tmp = tempfile.mkstemp(prefix=".prefixexec-", suffix=suffix, dir=real.parent)
     os.close(fd)
     try:
-        yield tmp
+        with _write_faults(str(target)):
+            yield tmp
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)

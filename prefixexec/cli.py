@@ -720,12 +720,12 @@ def _score(args: argparse.Namespace) -> int:
         rows = [(r.key, r.metrics, table_intervals(r.intervals)) for r in results]
         totals = {r.key: r.metrics.N for r in results}
         text = format_table(rows, str(signature), harness.footer_lines(log, totals))
-    _write(text, args.output, args)
     write_rollout_rows(args, rollouts)
     if getattr(args, "emit_evaluations", None) is not None and rollouts is not None:
         from prefixexec.adapters.spans import write_evaluations
 
         write_evaluations(args.emit_evaluations, rollouts)
+    _write(text, args.output, args)  # HOSTILE-ERROR-PATH: the files first, so a failed run prints no table
     return EXIT_OK
 
 

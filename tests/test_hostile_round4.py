@@ -391,3 +391,44 @@ def test_the_api_refuses_a_select_that_is_not_text(select: object) -> None:
 
     with pytest.raises(TypeError, match="'select' must be a string or a sequence of strings"):
         prefixexec.score(str(REPO / "examples" / "demo.jsonl"), select=select, bootstrap=0)  # type: ignore[arg-type]  # the wrong type is the test
+
+
+# ------------------------------------------------------------------------------------------
+# HOSTILE-ERROR-PATH: error paths that fail again, or blame the wrong file
+
+
+@pytest.mark.spec("HOSTILE-ERROR-PATH", "HOSTILE-NOTICE")
+@pytest.mark.parametrize("option", ["--emit-evaluations", "--output"])
+def test_a_failed_write_names_its_output_and_prints_no_table(
+    option: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # /dev/full: every write fails with ENOSPC, as on a full disk. Before, --emit-evaluations
+    # printed the whole table and then blamed "input: cannot read or write".
+    import os
+
+    if not os.path.exists("/dev/full"):
+        pytest.fail("this test needs Linux's /dev/full")
+    line = one_error(*run(capsys, "score", "--adapter", "otel", "--bootstrap", "0", option, "/dev/full", str(OTEL)))
+    assert line == "prefixexec: error: /dev/full: cannot write: No space left on device"
+
+
+@pytest.mark.spec("HOSTILE-ERROR-PATH", "DETECT-HINT")
+def test_the_format_hint_does_not_fail_again_on_memory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A chat transcript read as records fails; the hint then reads the file to say what it looks
+    # like. Under a memory cap that read raised MemoryError again, out of the error path: a
+    # traceback. The cap is stood in for by a detect() that raises it.
+    from prefixexec.adapters import detect
+
+    path = tmp_path / "c.jsonl"
+    path.write_text((DATA / "chat" / "transcripts.jsonl").read_text(encoding="utf-8").split("\n")[0] + "\n", "utf-8")
+    code, out, err = run(capsys, "score", "--adapter", "records", str(path))
+    assert "looks like" in one_error(code, out, err)  # the hint, when memory allows
+
+    def no_memory(*_: object, **__: object) -> object:
+        raise MemoryError
+
+    monkeypatch.setattr(detect, "detect", no_memory)
+    line = one_error(*run(capsys, "score", "--adapter", "records", str(path)))
+    assert "looks like" not in line
