@@ -226,7 +226,9 @@ def _fifo_writer(path: str) -> int | None:
         fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
     except OSError as exc:
         if exc.errno == errno.ENXIO:
-            raise InputError(path, "is a FIFO that no one reads: start its reader first (nothing is waited for)") from None
+            raise InputError(
+                path, "is a FIFO that no one reads: start its reader first (nothing is waited for)"
+            ) from None
         raise InputError(path, f"cannot write: {exc.strerror or exc}") from None
     os.set_blocking(fd, True)
     return fd

@@ -28,7 +28,7 @@ from fractions import Fraction
 INT_DIGITS = sys.get_int_max_str_digits() or 4300
 
 
-def json_fault(exc: ValueError) -> str:
+def json_fault(exc: Exception) -> str:
     """What is wrong, in one line, for the ``ValueError`` a JSON parser raised."""
     text = str(exc)
     if not isinstance(exc, json.JSONDecodeError) and "integer string conversion" in text:

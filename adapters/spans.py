@@ -511,7 +511,9 @@ class _Queues:
     arguments are the span's, or whose one argument's bare value is (TRACE-ORDER); else the first
     free request of its tool. Each queue's head moves past requests that are no longer free."""
 
-    def __init__(self, requests: Sequence[tuple[tuple[int, int, int], Requested, Span]], free: Callable[[int], bool]):
+    def __init__(
+        self, requests: Sequence[tuple[tuple[int, int, int], Requested, Span]], free: Callable[[int], bool]
+    ):
         self.free = free
         self.lists: dict[tuple[str, ...], list[int]] = {}
         self.heads: dict[tuple[str, ...], int] = {}
@@ -537,7 +539,11 @@ class _Queues:
         """The first free request of tool ``name`` with the same arguments as a tool span's: the
         same canonical JSON, or a one-argument request whose bare value is the span's text."""
         wanted = _canonical(arguments)
-        found = [i for i in (self.first(("args", name, wanted)), self.first(("single", name, wanted))) if i is not None]
+        found = [
+            i
+            for i in (self.first(("args", name, wanted)), self.first(("single", name, wanted)))
+            if i is not None
+        ]
         return min(found) if found else None
 
 

@@ -746,9 +746,15 @@ def _settings_and_rollouts(
         raise ValueError(f"'bootstrap' must be an integer >= 0: {bootstrap!r}")
     if select is not None and not (  # API-ERRORS: b"task_id=x" is a Sequence too (of integers)
         isinstance(select, str)
-        or (isinstance(select, Sequence) and not isinstance(select, bytes | bytearray) and all(isinstance(s, str) for s in select))
+        or (
+            isinstance(select, Sequence)
+            and not isinstance(select, bytes | bytearray)
+            and all(isinstance(s, str) for s in select)
+        )
     ):
-        raise TypeError(f"'select' must be a string or a sequence of strings (KEY=GLOB): {type(select).__name__}")
+        raise TypeError(
+            f"'select' must be a string or a sequence of strings (KEY=GLOB): {type(select).__name__}"
+        )
     settings = None if bootstrap == 0 else BootstrapSettings(B=bootstrap, seed=seed, level=level)
     name, rollouts = _rollouts_of(source, adapter, options)
     if select is not None:

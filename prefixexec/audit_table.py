@@ -404,9 +404,7 @@ class _Budget:
             raise _OverBudget
 
 
-def _search_n(
-    row: Row, N: int, scales: Scales, level: int, budget: _Budget | None = None
-) -> _Found | None:
+def _search_n(row: Row, N: int, scales: Scales, level: int, budget: _Budget | None = None) -> _Found | None:
     """The best counts for N satisfying CHECKS[0..level], each window widened by its scale."""
     fig = row.figures
     F_lo, F_hi = _count_range(fig["TER"], N, 0, N, scales["TER"])

@@ -117,7 +117,9 @@ def _bfcl_ids(path: str, text: str) -> list[str]:
             entry = json.loads(line)
         except (ValueError, RecursionError) as exc:  # HOSTILE-BIGINT: ValueError, not only JSON's
             what = json_fault(exc) if not isinstance(exc, RecursionError) else "nested too deeply"
-            raise InputError(f"{path}:{number}", f"not a JSON object (BFCL data: one a line): {what}") from None
+            raise InputError(
+                f"{path}:{number}", f"not a JSON object (BFCL data: one a line): {what}"
+            ) from None
         if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) or not entry["id"]:
             raise InputError(f"{path}:{number}", "a BFCL task needs a non-empty string 'id'")
         ids.append(entry["id"])

@@ -476,7 +476,9 @@ def test_pass_k_columns_cost_binomials_per_task_not_per_trial(
             num, den = passk.task_columns(trials, successes, k, at_least_one)
         assert calls <= 2 * len(trials)
         for j, (n, c) in enumerate(zip(trials, successes, strict=True)):
-            want = 1 - Fraction(real(n - c, k), real(n, k)) if at_least_one else Fraction(real(c, k), real(n, k))
+            want = (
+                1 - Fraction(real(n - c, k), real(n, k)) if at_least_one else Fraction(real(c, k), real(n, k))
+            )
             assert Fraction(int(num[j]), int(den[j])) == want
 
 
@@ -511,7 +513,18 @@ def test_tool_spans_without_ids_are_matched_in_linear_work(n: int, tools: int, d
     asked = tuple(spans.Requested(None, f"t{i % tools}", json.dumps({"i": i}), i) for i in range(n))
     llm = spans.Span("w", "tr", "llm", None, "chat", 0, 1, kind=spans.LLM, requested=asked)
     tool_spans = [
-        spans.Span("w", "tr", f"s{j}", None, "tool", 2 + j, 3 + j, kind=spans.TOOL, tool=f"t{i % tools}", arguments=json.dumps({"i": i}))
+        spans.Span(
+            "w",
+            "tr",
+            f"s{j}",
+            None,
+            "tool",
+            2 + j,
+            3 + j,
+            kind=spans.TOOL,
+            tool=f"t{i % tools}",
+            arguments=json.dumps({"i": i}),
+        )
         for j, i in enumerate(order)
     ]
     made = 0
@@ -539,7 +552,9 @@ def test_unanswered_requests_share_one_bounded_reason() -> None:
     asked = tuple(spans.Requested(None, "lookup", "{}", i) for i in range(2000))
     llm = spans.Span("w", "tr", "llm", None, "chat", 0, 1, kind=spans.LLM, requested=asked)
     failed = [
-        spans.Span("w", "tr", f"f{i}", None, "step", 2, 3, failed=True, error="lookup failed: " + "x" * 50_000)
+        spans.Span(
+            "w", "tr", f"f{i}", None, "step", 2, 3, failed=True, error="lookup failed: " + "x" * 50_000
+        )
         for i in range(50)
     ]
     calls = spans._calls([llm, *failed])
@@ -566,8 +581,16 @@ def test_leaderboard_counts_every_flip_and_lists_the_largest(counts: list[tuple[
         for t in range(4):
             fed = 3 if t < e else 1
             lines.append(
-                json.dumps({"dataset": "d", "task_id": t, "model": f"m{i:03d}", "method": "x", "success": t < s,
-                            "outcome": {"T": 2, "fed": fed}})
+                json.dumps(
+                    {
+                        "dataset": "d",
+                        "task_id": t,
+                        "model": f"m{i:03d}",
+                        "method": "x",
+                        "success": t < s,
+                        "outcome": {"T": 2, "fed": fed},
+                    }
+                )
             )
     sign = lambda d: (d > 0) - (d < 0)  # noqa: E731
     want = sum(
@@ -581,7 +604,9 @@ def test_leaderboard_counts_every_flip_and_lists_the_largest(counts: list[tuple[
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         out = io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-            code = main(["leaderboard", "--quiet", "--json", "--bootstrap", "0", "--metric", "TER", str(path)])
+            code = main(
+                ["leaderboard", "--quiet", "--json", "--bootstrap", "0", "--metric", "TER", str(path)]
+            )
     assert code == 0
     (dataset,) = json.loads(out.getvalue())["datasets"]
     assert dataset["flipped_pairs"]["TER"] == want

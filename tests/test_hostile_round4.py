@@ -27,9 +27,13 @@ DATA = REPO / "tests" / "data"
 HUGE = "7" * 5000
 #: 10**400: beyond the range of a double (float() raises OverflowError).
 BIG = "1" + "0" * 400
-TAU2_RUN = REAL / "tau2" / "2025-10-13T11-33-36.494859_airline_llm_agent_grok-3-mini_user_simulator_grok-3-mini.json"
+TAU2_RUN = (
+    REAL / "tau2" / "2025-10-13T11-33-36.494859_airline_llm_agent_grok-3-mini_user_simulator_grok-3-mini.json"
+)
 SUBMISSION = REAL / "tau2-leaderboard" / "gpt-oss-120b_openai.submission.json"
-INSPECT_LOG = REAL / "inspect" / "inst-logs_2025-04-07T11-00-30-05-00_arithmetic-with-tool_gKECTBvzvzgtPqQCd3cirF.json"
+INSPECT_LOG = (
+    REAL / "inspect" / "inst-logs_2025-04-07T11-00-30-05-00_arithmetic-with-tool_gKECTBvzvzgtPqQCd3cirF.json"
+)
 OTEL = DATA / "traces" / "agents-otel-genai.jsonl"
 
 
@@ -48,7 +52,14 @@ def one_error(code: int, out: str, err: str) -> str:
 
 
 def outcome(task: object, **change: object) -> str:
-    line = {"dataset": "d", "task_id": task, "model": "m", "method": "x", "success": True, "outcome": {"T": 2, "fed": 3}}
+    line = {
+        "dataset": "d",
+        "task_id": task,
+        "model": "m",
+        "method": "x",
+        "success": True,
+        "outcome": {"T": 2, "fed": 3},
+    }
     line.update(change)
     return json.dumps(line) + "\n"
 
@@ -78,13 +89,17 @@ def _json_cases(tmp: Path) -> dict[str, list[str]]:
     ids = tmp / "ids.json"
     ids.write_text(f'["t", {HUGE}]', encoding="utf-8")
     tasks = tau2_tasks(tmp / "a")
-    tasks.write_text(tasks.read_text(encoding="utf-8").replace('"id": "8"', f'"id": "8", "x": {HUGE}', 1), "utf-8")
+    tasks.write_text(
+        tasks.read_text(encoding="utf-8").replace('"id": "8"', f'"id": "8", "x": {HUGE}', 1), "utf-8"
+    )
     split = tau2_tasks(tmp / "b")
     (split.parent / "split_tasks.json").write_text(f'{{"base": ["8", {HUGE}]}}', encoding="utf-8")
     bfcl = tmp / "BFCL_v4_multi_turn_base.json"
     bfcl.write_text(f'{{"id": "multi_turn_base_0", "x": {HUGE}}}\n', encoding="utf-8")
     inspect = tmp / "log.json"
-    inspect.write_text(INSPECT_LOG.read_text(encoding="utf-8").replace('"value": "C"', f'"value": {HUGE}', 1), "utf-8")
+    inspect.write_text(
+        INSPECT_LOG.read_text(encoding="utf-8").replace('"value": "C"', f'"value": {HUGE}', 1), "utf-8"
+    )
     return {
         "records": ["score", "--adapter", "records", str(tmp / "huge.jsonl")],
         "select @ids.json": ["score", "--select", f"task_id=@{ids}", str(records)],
@@ -97,7 +112,15 @@ def _json_cases(tmp: Path) -> dict[str, list[str]]:
 
 @pytest.mark.spec("HOSTILE-BIGINT", "HOSTILE-ERROR")
 @pytest.mark.parametrize(
-    "case", ["records", "select @ids.json", "tau2 tasks.json", "tau2 split_tasks.json", "BFCL data file", "inspect log"]
+    "case",
+    [
+        "records",
+        "select @ids.json",
+        "tau2 tasks.json",
+        "tau2 split_tasks.json",
+        "BFCL data file",
+        "inspect log",
+    ],
 )
 def test_a_5000_digit_integer_in_any_json_reader_is_one_error_line(
     case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -110,8 +133,12 @@ def test_a_5000_digit_integer_in_any_json_reader_is_one_error_line(
 
 
 @pytest.mark.spec("HOSTILE-BIGINT")
-def test_a_tau2_submission_with_a_5000_digit_pass_k_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    text = SUBMISSION.read_text(encoding="utf-8").replace('"pass_1": 53.51', f'"pass_1": 53.51, "pass_{HUGE}": 1', 1)
+def test_a_tau2_submission_with_a_5000_digit_pass_k_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = SUBMISSION.read_text(encoding="utf-8").replace(
+        '"pass_1": 53.51', f'"pass_1": 53.51, "pass_{HUGE}": 1', 1
+    )
     assert HUGE in text
     path = tmp_path / "x.submission.json"
     path.write_text(text, encoding="utf-8")
@@ -145,7 +172,9 @@ def test_an_otel_evaluation_score_of_10_to_the_400(
 
 
 @pytest.mark.spec("HOSTILE-BIGINT", "INS-VALUE")
-def test_an_inspect_score_of_10_to_the_400_is_the_string_1e400(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_inspect_score_of_10_to_the_400_is_the_string_1e400(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # inspect's value_to_float: a number is its float; 10**400 has none (OverflowError before), so
     # it is +inf like the string "1e400", which INS-VALUE reads as not finite: Y = 0.
     text = INSPECT_LOG.read_text(encoding="utf-8")
@@ -154,7 +183,7 @@ def test_an_inspect_score_of_10_to_the_400_is_the_string_1e400(tmp_path: Path, c
     word.write_text(text.replace('"value": "C"', '"value": "1e400"'), encoding="utf-8")
     ours = _score_json(capsys, "--adapter", "inspect", str(big))["conditions"]
     assert ours == _score_json(capsys, "--adapter", "inspect", str(word))["conditions"]
-    assert [c["exact"]["success"] for c in ours] == ["0"]  # type: ignore[index]  # JSON of score --json
+    assert [c["exact"]["success"] for c in ours] == ["0"]
 
 
 def _primes(limit: int) -> list[int]:
@@ -176,10 +205,13 @@ def test_an_exact_auc_pec_of_more_than_4300_digits_is_written_whole(
     primes = _primes(12_000)
     path = tmp_path / "r.jsonl"
     path.write_text(
-        "".join(outcome("t", trial=i, success=False, outcome={"T": p, "fed": 1 + (i * 7919) % p}) for i, p in enumerate(primes)),
+        "".join(
+            outcome("t", trial=i, success=False, outcome={"T": p, "fed": 1 + (i * 7919) % p})
+            for i, p in enumerate(primes)
+        ),
         encoding="utf-8",
     )
-    (condition,) = _score_json(capsys, str(path))["conditions"]  # type: ignore[misc]  # a JSON list
+    (condition,) = _score_json(capsys, str(path))["conditions"]
     numerator, _, denominator = condition["exact"]["AUC_PEC"].partition("/")
     value = Fraction(big_int(numerator), big_int(denominator))
     assert max(len(numerator), len(denominator)) > 4300
@@ -189,7 +221,9 @@ def test_an_exact_auc_pec_of_more_than_4300_digits_is_written_whole(
 
 
 @pytest.mark.spec("HOSTILE-BIGINT", "CMP-MCNEMAR")
-def test_an_exact_mcnemar_p_value_of_one_over_2_to_the_14299(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_exact_mcnemar_p_value_of_one_over_2_to_the_14299(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # 14,300 tasks that method a solves and b does not: b = 14,300 discordant pairs, c = 0, so
     # p = 2 C(n, 0) / 2^n = 1/2^14299 (the exact McNemar p-value), a denominator of 4,305 digits.
     path = tmp_path / "r.jsonl"
@@ -218,7 +252,7 @@ def test_an_exact_mcnemar_p_value_of_one_over_2_to_the_14299(tmp_path: Path, cap
 # HOSTILE-DIGITS: "²".isdigit() is true, int("²") raises
 
 
-@pytest.mark.spec("HOSTILE-DIGITS", "AUDIT-TABLE-INPUT")
+@pytest.mark.spec("HOSTILE-DIGITS", "AUDIT-TABLE-CSV")
 def test_a_superscript_two_as_an_audit_tables_n(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     table = (DATA / "paper_table2.csv").read_text(encoding="utf-8")
     head, first, *_ = table.split("\n")
@@ -230,7 +264,9 @@ def test_a_superscript_two_as_an_audit_tables_n(tmp_path: Path, capsys: pytest.C
 
 
 @pytest.mark.spec("HOSTILE-DIGITS", "XCHK-NUMBERS")
-def test_a_superscript_two_in_their_rollouts_fed_column(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_superscript_two_in_their_rollouts_fed_column(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     demo = str(REPO / "examples" / "demo.jsonl")
     code, out, err = run(capsys, "score", "--json", "--bootstrap", "0", demo)
     assert code == 0, err
@@ -243,21 +279,27 @@ def test_a_superscript_two_in_their_rollouts_fed_column(tmp_path: Path, capsys: 
 
 
 @pytest.mark.spec("HOSTILE-DIGITS", "SAMPLE-TASKLIST-BFCL")
-def test_a_superscript_two_in_a_bfcl_id_is_ordered_as_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_superscript_two_in_a_bfcl_id_is_ordered_as_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "tasks.txt"
     path.write_text("multi_turn_base_\u00b2\nmulti_turn_base_10\nmulti_turn_base_2\n", encoding="utf-8")
     code, out, err = run(capsys, "sample", "--size", "3", "--format", "bfcl", "--tasks", str(path))
     assert code == 0, err
     # numbered ids by their number (2 before 10), an id whose tail is no number first (-1)
-    assert json.loads(out) == {"multi_turn_base": ["multi_turn_base_\u00b2", "multi_turn_base_2", "multi_turn_base_10"]}
+    assert json.loads(out) == {
+        "multi_turn_base": ["multi_turn_base_\u00b2", "multi_turn_base_2", "multi_turn_base_10"]
+    }
 
 
 # ------------------------------------------------------------------------------------------
 # HOSTILE-LINES: a task list ends its lines at "\n" only
 
 
-@pytest.mark.spec("HOSTILE-LINES", "SAMPLE-TASKS")
-def test_sample_tasks_breaks_lines_at_newline_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.spec("HOSTILE-LINES", "SAMPLE-TASKLIST-TOOLSANDBOX")
+def test_sample_tasks_breaks_lines_at_newline_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "tasks.txt"
     # two task ids that hold U+2028, U+0085, a form feed and a lone CR: splitlines() made six
     path.write_text("a\u2028b\u0085c\n\x0cd\re\n", encoding="utf-8")
@@ -272,16 +314,24 @@ def test_sample_tasks_breaks_lines_at_newline_only(tmp_path: Path, capsys: pytes
 
 
 @pytest.mark.spec("HOSTILE-SHELL", "SAMPLE-TASKLIST-TAU2")
-def test_the_runner_hint_quotes_a_domain_from_the_task_list(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_runner_hint_quotes_a_domain_from_the_task_list(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     domain = "x$(touch PWNED)`touch PWNED2`;touch PWNED3"
     tasks = tau2_tasks(tmp_path, domain)
-    code, out, err = run(capsys, "sample", "--size", "2", "--output", str(tmp_path / "ids.txt"), str(tasks))
+    code, _, err = run(capsys, "sample", "--size", "2", "--output", str(tmp_path / "ids.txt"), str(tasks))
     assert code == 0, err
-    (hint,) = [line.removeprefix("prefixexec: run them with: ") for line in err.splitlines() if "run them with" in line]
+    (hint,) = [
+        line.removeprefix("prefixexec: run them with: ")
+        for line in err.splitlines()
+        if "run them with" in line
+    ]
     words = shlex.split(hint)
     assert words[:4] == ["tau2", "run", "--domain", domain]
     # Pasted into a shell (with tau2 a function that does nothing), it runs nothing it holds.
-    done = subprocess.run(["sh", "-c", f"tau2() {{ :; }}; {hint}"], cwd=tmp_path, capture_output=True, check=False)
+    done = subprocess.run(
+        ["sh", "-c", f"tau2() {{ :; }}; {hint}"], cwd=tmp_path, capture_output=True, check=False
+    )
     assert done.returncode == 0, done.stderr
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith("PWNED")]
 
@@ -290,10 +340,11 @@ def test_the_runner_hint_quotes_a_domain_from_the_task_list(tmp_path: Path, caps
 # HOSTILE-COUNT-COST: a long cell of brackets in audit-table (the pattern was quadratic)
 
 
-@pytest.mark.spec("HOSTILE-COUNT-COST", "AUDIT-TABLE-INPUT")
+@pytest.mark.spec("HOSTILE-COUNT-COST", "AUDIT-TABLE-CSV")
 def test_a_long_cell_of_brackets_in_audit_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    # The real table's first row with its TER cell followed by 100,000 opening brackets (csv refuses cells over 128 KiB): the old
-    # pattern tried each of them to the end of the cell (100 KB took 45 s); one pass now.
+    # The real table's first row with its TER cell followed by 100,000 opening brackets (csv
+    # refuses cells over 128 KiB): the old pattern tried each of them to the end of the cell
+    # (100 KB took 45 s); one pass now.
     head, first, *_ = (DATA / "paper_table2.csv").read_text(encoding="utf-8").split("\n")
     row = first.replace('"0.69 [0.63, 0.76]"', '"0.69 ' + "(" * 100_000 + '"', 1)
     assert row != first
@@ -323,13 +374,17 @@ def _with_extra_entries(data: bytes, copies: int) -> bytes:
         other = b"samples/copy_%d_" % i + name
         extra += first[:28] + struct.pack("<H", len(other)) + first[30:] + other + rest
     directory = data[offset : offset + size] + extra
-    tail = struct.pack("<4sHHHHIIH", b"PK\x05\x06", disk, cd_disk, here + copies, total + copies, len(directory), offset, 0)
+    tail = struct.pack(
+        "<4sHHHHIIH", b"PK\x05\x06", disk, cd_disk, here + copies, total + copies, len(directory), offset, 0
+    )
     return data[:offset] + directory + tail
 
 
 @pytest.mark.spec("HOSTILE-ZIP-OVERLAP", "HOSTILE-ZIP")
 @pytest.mark.parametrize("copies", [1, 300])
-def test_eval_members_that_share_bytes_are_refused(copies: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_eval_members_that_share_bytes_are_refused(
+    copies: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     import zipfile
 
     real = next(p for p in sorted((REAL / "inspect").iterdir()) if p.suffix == ".eval")
@@ -358,7 +413,18 @@ def test_leaderboard_output_to_a_fifo_never_blocks(tmp_path: Path) -> None:
     fifo = tmp_path / "out"
     os.mkfifo(fifo)
     run_ = REAL / "tau-bench-v1" / "gpt-4o-airline.json"
-    argv = [sys.executable, "-m", "prefixexec", "leaderboard", "--quiet", "--bootstrap", "0", "--output", str(fifo), str(run_)]
+    argv = [
+        sys.executable,
+        "-m",
+        "prefixexec",
+        "leaderboard",
+        "--quiet",
+        "--bootstrap",
+        "0",
+        "--output",
+        str(fifo),
+        str(run_),
+    ]
     # No reader: one error line (before, the open waited for a reader for ever; the time limit
     # stands in for "for ever" here and is never reached by the fixed code).
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
@@ -375,10 +441,10 @@ def test_leaderboard_output_to_a_fifo_never_blocks(tmp_path: Path) -> None:
     thread.start()
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     # the command may reach its write before the reader opened: retry until the reader is there
-    out, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=120)
     while proc.returncode == 2 and "no one reads" in err and thread.is_alive():
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        out, err = proc.communicate(timeout=120)
+        _, err = proc.communicate(timeout=120)
     thread.join(timeout=60)
     assert proc.returncode == 0, err
     assert got and b"signature:" in got[0]
@@ -390,7 +456,7 @@ def test_the_api_refuses_a_select_that_is_not_text(select: object) -> None:
     import prefixexec
 
     with pytest.raises(TypeError, match="'select' must be a string or a sequence of strings"):
-        prefixexec.score(str(REPO / "examples" / "demo.jsonl"), select=select, bootstrap=0)  # type: ignore[arg-type]  # the wrong type is the test
+        prefixexec.score(str(REPO / "examples" / "demo.jsonl"), select=select, bootstrap=0)
 
 
 # ------------------------------------------------------------------------------------------
@@ -408,7 +474,9 @@ def test_a_failed_write_names_its_output_and_prints_no_table(
 
     if not os.path.exists("/dev/full"):
         pytest.fail("this test needs Linux's /dev/full")
-    line = one_error(*run(capsys, "score", "--adapter", "otel", "--bootstrap", "0", option, "/dev/full", str(OTEL)))
+    line = one_error(
+        *run(capsys, "score", "--adapter", "otel", "--bootstrap", "0", option, "/dev/full", str(OTEL))
+    )
     assert line == "prefixexec: error: /dev/full: cannot write: No space left on device"
 
 
@@ -422,7 +490,9 @@ def test_the_format_hint_does_not_fail_again_on_memory(
     from prefixexec.adapters import detect
 
     path = tmp_path / "c.jsonl"
-    path.write_text((DATA / "chat" / "transcripts.jsonl").read_text(encoding="utf-8").split("\n")[0] + "\n", "utf-8")
+    path.write_text(
+        (DATA / "chat" / "transcripts.jsonl").read_text(encoding="utf-8").split("\n")[0] + "\n", "utf-8"
+    )
     code, out, err = run(capsys, "score", "--adapter", "records", str(path))
     assert "looks like" in one_error(code, out, err)  # the hint, when memory allows
 

@@ -421,7 +421,7 @@ def read(paths: Sequence[str], options: AdapterOptions) -> list[Rollout]:
         if summary.json_call_texts:
             notice(
                 f"prefixexec: warning: {summary.path}: {summary.json_call_texts} text steps hold JSON "
-                "tool calls ([{\"name\": ..., \"arguments\": ...}]), which a local model's BFCL handler "
+                'tool calls ([{"name": ..., "arguments": ...}]), which a local model\'s BFCL handler '
                 f"decodes with a decoder of its own; the file is read with the {summary.decoder} "
                 f"decoder ({summary.decoder_why}), as replies: name the model's decoder with "
                 "--bfcl-decoder (e.g. xlam, llama-3.1, tool-call-tags; BFCL-HANDLERS), else T, FED "

@@ -112,7 +112,9 @@ class EvalArchive:
                     raise InputError(where, "corrupt archive: no local file header where the directory says")
                 method = struct.unpack("<H", header[8:10])[0]
                 name_length, extra_length = struct.unpack("<HH", header[26:30])
-                name = self.handle.read(name_length).decode("utf-8" if info.flag_bits & 0x800 else "cp437", "replace")
+                name = self.handle.read(name_length).decode(
+                    "utf-8" if info.flag_bits & 0x800 else "cp437", "replace"
+                )
                 if name != info.orig_filename or method != info.compress_type:
                     raise InputError(
                         where,

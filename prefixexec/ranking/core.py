@@ -14,7 +14,6 @@ as ``score`` draws it (BOOT-DRAW; :func:`resamples` is the one place), so the in
 from __future__ import annotations
 
 import heapq
-
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any

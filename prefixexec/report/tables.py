@@ -237,7 +237,7 @@ def _float(value: Fraction | float | None) -> str:
 
 
 def _exact_text(value: Fraction | int | None) -> str:
-    return "" if value is None else exact(Fraction(value))
+    return "" if value is None else exact(Fraction(value)) or ""
 
 
 def _csv(rows: Sequence[Sequence[str]]) -> str:
