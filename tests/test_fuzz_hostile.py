@@ -613,3 +613,59 @@ def test_leaderboard_counts_every_flip_and_lists_the_largest(counts: list[tuple[
     listed = [f for f in dataset["flips"] if f["metric"] == "TER"]
     assert len(listed) == min(want, MAX_FLIPS)
     assert len(out.getvalue()) < 4000 * len(counts) + 20_000  # a fixed multiple of the systems
+
+
+@pytest.mark.spec("HOSTILE-COUNT-COST", "CHAT-SCHEMA")
+@settings(max_examples=EXAMPLES * 2, deadline=None)
+@given(
+    names=st.lists(st.sampled_from("abcdefgh"), min_size=0, max_size=8, unique=True),
+    required=st.lists(st.sampled_from("abcdefgh"), max_size=5, unique=True),
+    arguments=st.dictionaries(
+        st.sampled_from("abcdefghij"), st.sampled_from([1, "x", None, [1]]), max_size=6
+    ),
+)
+def test_schema_checks_visit_the_call_and_agree_with_jsonschema(
+    names: list[str], required: list[str], arguments: dict[str, object]
+) -> None:
+    # properties and required are checked from the call's side (a schema of 60,000 names cost
+    # names x calls); the verdict and message are still jsonschema's own, keyword for keyword.
+    import jsonschema
+
+    from prefixexec.adapters.chat import semantics
+
+    schema = {
+        "type": "object",
+        "properties": {n: {"type": "integer" if i % 2 else "string"} for i, n in enumerate(names)},
+        "required": required,
+    }
+    ours = jsonschema.exceptions.best_match(semantics.compile_schema(schema).iter_errors(arguments))
+    theirs = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(arguments))
+    assert (ours and (ours.message, list(ours.path))) == (theirs and (theirs.message, list(theirs.path)))
+
+
+@pytest.mark.spec("HOSTILE-COUNT-COST", "CHAT-SCHEMA")
+def test_a_schema_of_many_names_is_ordered_once_for_every_call() -> None:
+    # 20,000 names, 500 calls of two arguments each: the names' order is made once (for the
+    # schema), and no call walks the 20,000 names (counted through the order's look-ups).
+    from prefixexec.adapters.chat import semantics
+
+    schema = {"type": "object", "properties": {f"p{i}": {"type": "integer"} for i in range(20_000)}}
+    validator = semantics.compile_schema(schema)
+    before = len(semantics._ORDERS)
+    looked = 0
+    real = semantics._order
+
+    def counted(properties: dict[str, object]) -> dict[str, int]:
+        nonlocal looked
+        order = real(properties)
+        looked += 1
+        return order
+
+    from unittest import mock
+
+    with mock.patch.object(semantics, "_order", counted):
+        for i in range(500):
+            assert validator.is_valid({f"p{i}": i, f"p{i + 1}": "x"}) is False
+    assert len(semantics._ORDERS) <= before + 1  # made at most once (compile_schema's probes may make it)
+    assert sum(1 for held, _ in semantics._ORDERS.values() if len(held) == 20_000) == 1
+    assert looked == 500  # one look-up per call, each of a dict of the call's own size
