@@ -669,3 +669,157 @@ def test_a_schema_of_many_names_is_ordered_once_for_every_call() -> None:
     assert len(semantics._ORDERS) <= before + 1  # made at most once (compile_schema's probes may make it)
     assert sum(1 for held, _ in semantics._ORDERS.values() if len(held) == 20_000) == 1
     assert looked == 500  # one look-up per call, each of a dict of the call's own size
+
+
+# Generators of issue 40's other classes: each case one error line and exit 2, or the answer.
+
+
+@pytest.mark.spec("HOSTILE-FUZZ", "HOSTILE-BIGINT")
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    digits=st.integers(4_290, 6_000),
+    surface=st.sampled_from(["select", "tau2", "split", "bfcl-data", "records", "chat"]),
+)
+def test_fuzzed_huge_integers_in_every_json_reader(digits: int, surface: str, tmp_path: Path) -> None:
+    number = "9" * digits
+    records = tmp_path / "r.jsonl"
+    records.write_text(OUTCOME + "\n", encoding="utf-8")
+    tasks = tmp_path / "domains" / "airline" / "tasks.json"
+    tasks.parent.mkdir(parents=True, exist_ok=True)
+    tasks.write_text(
+        '[{"id": "1", "user_scenario": {}, "n": %s}]' % (number if surface == "tau2" else "1"), "utf-8"
+    )
+    split = tasks.parent / "split_tasks.json"
+    split.unlink(missing_ok=True)
+    if surface == "split":
+        split.write_text('{"base": ["1", %s]}' % number, encoding="utf-8")
+    files = {
+        "select": ("ids.json", "[%s]" % number),
+        "bfcl-data": ("BFCL_v4_multi_turn_base.json", '{"id": "multi_turn_base_0", "n": %s}\n' % number),
+        "records": ("h.jsonl", OUTCOME.replace('"t"', number) + "\n"),
+        "chat": ("c.jsonl", SEEDS["chat"][1].replace("{", '{"n": %s, ' % number, 1)),
+    }
+    name, text = files.get(surface, ("unused", ""))
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    argv = {
+        "select": ["score", "--select", f"task_id=@{tmp_path / name}", str(records)],
+        "tau2": ["sample", "--size", "1", str(tasks)],
+        "split": ["sample", "--size", "1", str(tasks)],
+        "bfcl-data": ["sample", "--size", "1", str(tmp_path / name)],
+        "records": ["score", "--adapter", "records", str(tmp_path / name)],
+        "chat": ["score", "--adapter", "chat", str(tmp_path / name)],
+    }[surface]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    lines = err.getvalue().splitlines()
+    if digits > 4300:
+        assert code == 2 and out.getvalue() == "" and len(lines) == 1, err.getvalue()
+        assert "more than 4300 digits" in lines[0]
+    else:
+        assert code in (0, 2) and "Traceback" not in err.getvalue()
+
+
+@pytest.mark.spec("HOSTILE-FUZZ", "HOSTILE-DIGITS")
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(text=st.text(alphabet=st.characters(whitelist_categories=("Nd", "No", "Nl")), min_size=1, max_size=4))
+def test_fuzzed_unicode_digits_where_text_becomes_a_number(text: str) -> None:
+    import tempfile
+
+    head, first, *_ = (DATA / "paper_table2.csv").read_text(encoding="utf-8").split("\n")
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "t.csv"
+        path.write_text(f"{head}\n{first.replace(',200,', f',{text},', 1)}\n", encoding="utf-8")
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["audit-table", str(path)])
+    if text.isascii():
+        assert code in (0, 1, 2)
+    else:  # not 0-9: refused, naming the column
+        assert code == 2 and "column N: not an integer" in err.getvalue() and out.getvalue() == ""
+
+
+@pytest.mark.spec("HOSTILE-FUZZ", "HOSTILE-LINES", "HOSTILE-SHELL")
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(
+    ids=st.lists(
+        st.text(
+            alphabet=st.sampled_from(["a", "b", "\u2028", "\u0085", "\x0c", "\r", "\x0b", "\x1c", " "]),
+            min_size=1,
+            max_size=5,
+        ).map(lambda s: "x" + s + "y"),
+        min_size=1,
+        max_size=5,
+        unique=True,
+    ),
+    domain=st.text(alphabet=st.sampled_from(list("a$()`;'\"\\ |&<>*?~!#")), min_size=1, max_size=10),
+)
+def test_fuzzed_task_lists_and_runner_hints(ids: list[str], domain: str) -> None:
+    import shlex
+
+    from prefixexec import tasklists
+
+    # a task list's lines are its ids, whatever other line breaks they hold
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "tasks.txt"
+        path.write_text("".join(f"{i}\n" for i in ids), encoding="utf-8")
+        assert sorted(tasklists.plain_list(str(path)).tasks) == sorted(ids)
+    # a domain from the input comes back whole from the printed command, as one word
+    listed = tasklists.TaskList({"1": frozenset({"s"})}, "t", "tau2", domain)
+    hint = tasklists.runner_hint(listed, ["1"], None, "lines")
+    assert hint is not None and shlex.split(hint)[3] == domain
+
+
+@pytest.mark.spec("HOSTILE-FUZZ", "HOSTILE-ZIP-OVERLAP")
+@settings(max_examples=max(5, EXAMPLES // 2), deadline=None)
+@given(copies=st.integers(1, 50), data=st.data())
+def test_fuzzed_overlapping_eval_members(copies: int, data: st.DataObject) -> None:
+    import struct
+    import tempfile
+    import zipfile
+
+    real = DATA / "inspect" / "tiny_tools.eval"
+    raw = real.read_bytes()
+    with zipfile.ZipFile(real) as archive:
+        infos = archive.infolist()
+    target = data.draw(st.sampled_from(infos))
+    eocd = raw.rindex(b"PK\x05\x06")
+    disk, cd_disk, here, total, size, offset = struct.unpack("<HHHHII", raw[eocd + 4 : eocd + 20])
+    entry = struct.pack(
+        "<4sHHHHHHIIIHHHHHII",
+        b"PK\x01\x02",
+        20,
+        20,
+        0,
+        target.compress_type,
+        0,
+        0,
+        target.CRC,
+        target.compress_size,
+        target.file_size,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        target.header_offset,
+    )
+    extra = b"".join(
+        entry[:28] + struct.pack("<H", len(n)) + entry[30:] + n for n in (b"x%d" % i for i in range(copies))
+    )
+    # the extra entries' name-length field is written above; fields 28-30 hold it
+    directory = raw[offset : offset + size] + extra
+    tail = struct.pack(
+        "<4sHHHHIIH", b"PK\x05\x06", disk, cd_disk, here + copies, total + copies, len(directory), offset, 0
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "log.eval"
+        path.write_bytes(raw[:offset] + directory + tail)
+        check_case(path, "inspect")
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["score", "--adapter", "inspect", "--bootstrap", "0", str(path)])
+        assert code == 2 and ("HOSTILE-ZIP-OVERLAP" in err.getvalue()), err.getvalue()
