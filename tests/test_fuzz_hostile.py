@@ -687,17 +687,17 @@ def test_fuzzed_huge_integers_in_every_json_reader(digits: int, surface: str, tm
     tasks = tmp_path / "domains" / "airline" / "tasks.json"
     tasks.parent.mkdir(parents=True, exist_ok=True)
     tasks.write_text(
-        '[{"id": "1", "user_scenario": {}, "n": %s}]' % (number if surface == "tau2" else "1"), "utf-8"
+        '[{"id": "1", "user_scenario": {}, "n": ' + (number if surface == "tau2" else "1") + "}]", "utf-8"
     )
     split = tasks.parent / "split_tasks.json"
     split.unlink(missing_ok=True)
     if surface == "split":
-        split.write_text('{"base": ["1", %s]}' % number, encoding="utf-8")
+        split.write_text('{"base": ["1", ' + number + "]}", encoding="utf-8")
     files = {
-        "select": ("ids.json", "[%s]" % number),
-        "bfcl-data": ("BFCL_v4_multi_turn_base.json", '{"id": "multi_turn_base_0", "n": %s}\n' % number),
+        "select": ("ids.json", f"[{number}]"),
+        "bfcl-data": ("BFCL_v4_multi_turn_base.json", '{"id": "multi_turn_base_0", "n": ' + number + "}\n"),
         "records": ("h.jsonl", OUTCOME.replace('"t"', number) + "\n"),
-        "chat": ("c.jsonl", SEEDS["chat"][1].replace("{", '{"n": %s, ' % number, 1)),
+        "chat": ("c.jsonl", SEEDS["chat"][1].replace("{", '{"n": ' + number + ", ", 1)),
     }
     name, text = files.get(surface, ("unused", ""))
     (tmp_path / name).write_text(text, encoding="utf-8")
@@ -757,10 +757,10 @@ def test_fuzzed_unicode_digits_where_text_becomes_a_number(text: str) -> None:
 def test_fuzzed_task_lists_and_runner_hints(ids: list[str], domain: str) -> None:
     import shlex
 
-    from prefixexec import tasklists
-
     # a task list's lines are its ids, whatever other line breaks they hold
     import tempfile
+
+    from prefixexec import tasklists
 
     with tempfile.TemporaryDirectory() as directory:
         path = Path(directory) / "tasks.txt"
