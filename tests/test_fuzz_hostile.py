@@ -615,7 +615,7 @@ def test_leaderboard_counts_every_flip_and_lists_the_largest(counts: list[tuple[
     assert len(out.getvalue()) < 4000 * len(counts) + 20_000  # a fixed multiple of the systems
 
 
-@pytest.mark.spec("HOSTILE-COUNT-COST", "CHAT-SCHEMA")
+@pytest.mark.spec("HOSTILE-COUNT-COST", "CHAT-EXEC")
 @settings(max_examples=EXAMPLES * 2, deadline=None)
 @given(
     names=st.lists(st.sampled_from("abcdefgh"), min_size=0, max_size=8, unique=True),
@@ -643,7 +643,7 @@ def test_schema_checks_visit_the_call_and_agree_with_jsonschema(
     assert (ours and (ours.message, list(ours.path))) == (theirs and (theirs.message, list(theirs.path)))
 
 
-@pytest.mark.spec("HOSTILE-COUNT-COST", "CHAT-SCHEMA")
+@pytest.mark.spec("HOSTILE-COUNT-COST", "CHAT-EXEC")
 def test_a_schema_of_many_names_is_ordered_once_for_every_call() -> None:
     # 20,000 names, 500 calls of two arguments each: the names' order is made once (for the
     # schema), and no call walks the 20,000 names (counted through the order's look-ups).
