@@ -811,16 +811,7 @@ def _read_tau2(name: str, data: dict[str, Any], options: AdapterOptions, rules: 
         task_ = TauTask(builder.exchanges(), gold[tid] == 0, reason, rules, prefixes)
         calls, written = tuple(builder.calls), tuple(builder.text_calls)
         rollout = _rollout(
-            "tau2",
-            domain,
-            model,
-            method,
-            tid,
-            number,
-            task_,
-            calls,
-            success,
-            len(written),
+            "tau2", domain, model, method, tid, number, task_, calls, success, len(written),
             (builder.call_turns, builder.turns),
         )
         if lost:
