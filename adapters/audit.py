@@ -22,6 +22,8 @@ import attrs
 from prefixexec.kernel import Label, Outcome, Semantics, replay
 from prefixexec.kernel.actions import Action
 
+from .numbers import exact_text
+
 T = TypeVar("T")
 
 #: Why the adapters without an audit have none (AUDIT-NOTHING).
@@ -300,7 +302,7 @@ class GenericAuditReport:
 
 
 def _exact(value: Fraction | None) -> str | None:
-    return None if value is None else str(value)
+    return None if value is None else exact_text(value)  # HOSTILE-BIGINT: at any size
 
 
 def _pct(part: int, whole: int) -> str:

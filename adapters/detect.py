@@ -506,8 +506,10 @@ def hint(adapter: str, paths: Sequence[str]) -> str | None:
             continue
         try:
             found = detect(path)
-        except InputError:
+        except (InputError, OSError, ValueError, RecursionError):
             continue
+        except MemoryError:  # HOSTILE-ERROR-PATH: the error being explained may be this one
+            return None
         if found.why == RECORDS_FALLBACK and adapter != "records":  # no evidence of records
             return (
                 f"{path}: its format is unknown (JSON lines of none of the formats "

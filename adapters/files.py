@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Iterable, Iterator
@@ -202,6 +203,38 @@ def check_report_file(path: str) -> None:
 
 
 @contextmanager
+def _write_faults(path: str) -> Iterator[None]:
+    """HOSTILE-ERROR-PATH: a write that the system fails (a full disk: ``/dev/full``) names the
+    output, not ``input``; a closed pipe stays a BrokenPipeError (HOSTILE-PIPE)."""
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise InputError(path, f"cannot write: {exc.strerror or exc}") from None
+
+
+def _fifo_writer(path: str) -> int | None:
+    """A descriptor writing to the FIFO ``path`` (``None`` when it is not one).
+
+    HOSTILE-OUTPUT-SPECIAL: a FIFO is written directly, but opening it to write waits until a
+    reader opens it, which may never happen (``leaderboard --output FIFO`` blocked). It is opened
+    without waiting: with no reader the run ends with an error instead."""
+    try:
+        if not stat.S_ISFIFO(os.stat(path).st_mode):
+            return None
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise InputError(
+                path, "is a FIFO that no one reads: start its reader first (nothing is waited for)"
+            ) from None
+        raise InputError(path, f"cannot write: {exc.strerror or exc}") from None
+    os.set_blocking(fd, True)
+    return fd
+
+
+@contextmanager
 def atomic_path(target: Path, suffix: str = "") -> Iterator[str]:
     """A path to write that replaces ``target`` only on success.
 
@@ -213,7 +246,13 @@ def atomic_path(target: Path, suffix: str = "") -> Iterator[str]:
     written directly (HOSTILE-OUTPUT-SPECIAL).
     """
     if _special(str(target)):
-        yield str(target)
+        fifo = _fifo_writer(str(target))
+        try:  # a FIFO through the descriptor that found the reader (it keeps the FIFO open)
+            with _write_faults(str(target)):
+                yield str(target) if fifo is None else f"/dev/fd/{fifo}"
+        finally:
+            if fifo is not None:
+                os.close(fifo)
         return
     import tempfile
     from pathlib import Path
@@ -225,7 +264,8 @@ def atomic_path(target: Path, suffix: str = "") -> Iterator[str]:
     fd, tmp = tempfile.mkstemp(prefix=".prefixexec-", suffix=suffix, dir=real.parent)
     os.close(fd)
     try:
-        yield tmp
+        with _write_faults(str(target)):
+            yield tmp
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)

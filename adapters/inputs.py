@@ -34,6 +34,7 @@ from contextlib import contextmanager
 from typing import IO, Any, cast
 
 from .errors import InputError, file_faults
+from .numbers import ascii_digits
 
 #: The magic numbers of the compressed formats every reader takes (INPUT-COMPRESSED).
 GZIP_MAGIC = b"\x1f\x8b"
@@ -94,7 +95,7 @@ def pseudo_devices() -> dict[int, str]:
             continue
         kind = right.split()[0]
         major, _, minor = fields[2].partition(":")
-        if kind in PSEUDO_FILESYSTEMS and major.isdigit() and minor.isdigit():
+        if kind in PSEUDO_FILESYSTEMS and ascii_digits(major) and ascii_digits(minor):
             found[os.makedev(int(major), int(minor))] = kind
     for path, kind in (("/proc/self", "proc"), ("/sys/kernel", "sysfs")):
         try:

@@ -49,6 +49,7 @@ from .limits import (
     bounded_lines,
     check_stdin,
 )
+from .numbers import json_fault
 
 if TYPE_CHECKING:
     import jsonschema
@@ -228,7 +229,7 @@ def json_lines(path: str) -> Iterator[tuple[str, Any]]:
         try:
             yield where, parse_json_line(line)
         except ValueError as exc:
-            raise InputError(where, f"not valid JSON: {exc}") from None
+            raise InputError(where, f"not valid JSON: {json_fault(exc)}") from None
 
 
 def best_match(errors: Iterable[Any]) -> Any:
@@ -252,7 +253,7 @@ def legacy_iter_lines(name: str, lines: Iterable[tuple[int, str]]) -> Iterator[t
         try:
             record = parse_json_line(line)
         except ValueError as exc:
-            raise InputError(where, f"not valid JSON: {exc}") from None
+            raise InputError(where, f"not valid JSON: {json_fault(exc)}") from None
         if validator is None:
             validator = _validator()
         yield where, _checked_rollout(where, record, validator)

@@ -33,6 +33,7 @@ from .chat.semantics import _excerpt as _chat_excerpt
 from .errors import InputError
 from .inputs import open_binary, reading
 from .labels import NO_RULES, LabelRules, family_labels
+from .numbers import as_float
 from .regex import Pattern
 from .rejections import VERDICTS_KEY, Verdicts, next_position
 from .text import printable
@@ -540,11 +541,9 @@ def _calls(spans: list[Span]) -> list[TraceCall]:
         if span.failed and span.error:
             failures.append(span.error)
     by_id: dict[str, int] = {}
-    by_name: dict[str, list[int]] = {}  # the requests of each tool, in order
     for index, (_, asked, _) in enumerate(requests):
         if asked.call_id is not None and asked.call_id not in by_id:
             by_id[asked.call_id] = index
-        by_name.setdefault(asked.name, []).append(index)
     carried = {s.call_id for _, s in tools if s.call_id is not None}
     answered: set[int] = set()
     keyed: list[tuple[tuple[int, int, int, int], TraceCall]] = []
@@ -552,15 +551,21 @@ def _calls(spans: list[Span]) -> list[TraceCall]:
     def free(index: int) -> bool:
         return index not in answered and requests[index][1].call_id not in carried
 
+    # HOSTILE-COUNT-COST: the requests of a tool, and of a tool with given arguments, in queues
+    # whose heads skip the requests that are no longer free (a request once answered stays so):
+    # matching costs one look-up per span, where scanning every request of the tool for every span
+    # cost calls^2 (5,000 calls without ids: 48 s). Built on the first span without a call id.
+    queues: _Queues | None = None
     for order, span in tools:
         name = span.tool or ""
         if span.call_id is not None:
             match = by_id.get(span.call_id)
         else:  # no call id on the span (OpenInference's spans): the same tool and arguments
-            candidates = by_name.get(name, [])
-            match = _same_arguments(candidates, requests, span.arguments, free)
+            if queues is None:
+                queues = _Queues(requests, free)
+            match = queues.same_arguments(name, span.arguments)
             if match is None:
-                match = next((i for i in candidates if free(i)), None)
+                match = queues.first(("name", name))
         request: Requested | None = None
         if match is not None and match not in answered:
             answered.add(match)
@@ -569,41 +574,80 @@ def _calls(spans: list[Span]) -> list[TraceCall]:
         else:
             key = (span.start, 0, span.start, order)
         keyed.append((key, _tool_call(span, request)))
+    said_of: dict[str, str] = {}  # one text per tool name (HOSTILE-COUNT-COST: not one per request)
     for index, (anchor, request, llm) in enumerate(requests):
         if index in answered:
             continue
         arguments, problem = _arguments(request.arguments)
         action = ToolCall(request.name, arguments, request.call_id)
         # TRACE-UNANSWERED: a failed span of the trace whose error names the tool says why
-        said = "; ".join(text for text in failures if request.name in text)
+        said = said_of.get(request.name)
+        if said is None:
+            said = said_of[request.name] = _said(request.name, failures)
         call = TraceCall(llm.where, llm.span, action, problem, False, bool(said), said, "")
         keyed.append(((anchor[0], anchor[1], anchor[2], len(spans) + index), call))
     keyed.sort(key=lambda item: item[0])
     return [call for _, call in keyed]
 
 
-def _same_arguments(
-    candidates: list[int],
-    requests: list[tuple[tuple[int, int, int], Requested, Span]],
-    arguments: object,
-    free: Callable[[int], bool],
-) -> int | None:
-    """The first free request among ``candidates`` with the same arguments as a tool span's:
-    the same canonical JSON, or a one-argument request whose bare value is the span's text
-    (TRACE-ORDER). The same text is the same canonical JSON, so that is tried first: most spans
-    record the text the model wrote, and nothing is canonicalised for them."""
-    wanted: str | None = None  # the span's canonical arguments, once needed
-    for index in candidates:
-        if not free(index):
-            continue
-        asked = requests[index][1].arguments
-        if type(asked) is str and type(arguments) is str and asked == arguments:
-            return index
-        if wanted is None:
-            wanted = _canonical(arguments)
-        if _canonical(asked) == wanted or _single(asked) == wanted:
-            return index
-    return None
+#: TRACE-UNANSWERED: at most this many failed spans' errors say why a request went unanswered,
+#: each at most MAX_SAID characters (HOSTILE-COUNT-COST: the text is kept per call).
+MAX_SAID_ERRORS = 3
+MAX_SAID = 2000
+
+
+def _said(name: str, failures: Sequence[str]) -> str:
+    """The errors of the failed spans that name tool ``name``, joined (bounded)."""
+    said: list[str] = []
+    for text in failures:
+        if name in text:
+            said.append(text if len(text) <= MAX_SAID else text[:MAX_SAID] + "...")
+            if len(said) == MAX_SAID_ERRORS:
+                break
+    return "; ".join(said)
+
+
+class _Queues:
+    """The free requests by tool name and by (tool name, arguments), first in call order.
+
+    A span without a call id answers the first free request of its tool whose canonical
+    arguments are the span's, or whose one argument's bare value is (TRACE-ORDER); else the first
+    free request of its tool. Each queue's head moves past requests that are no longer free."""
+
+    def __init__(
+        self, requests: Sequence[tuple[tuple[int, int, int], Requested, Span]], free: Callable[[int], bool]
+    ):
+        self.free = free
+        self.lists: dict[tuple[str, ...], list[int]] = {}
+        self.heads: dict[tuple[str, ...], int] = {}
+        for index, (_, asked, _) in enumerate(requests):
+            self.lists.setdefault(("name", asked.name), []).append(index)
+            self.lists.setdefault(("args", asked.name, _canonical(asked.arguments)), []).append(index)
+            single = _single(asked.arguments)
+            if single is not None:
+                self.lists.setdefault(("single", asked.name, single), []).append(index)
+
+    def first(self, key: tuple[str, ...]) -> int | None:
+        """The first free request of queue ``key``."""
+        items = self.lists.get(key)
+        if items is None:
+            return None
+        head = self.heads.get(key, 0)
+        while head < len(items) and not self.free(items[head]):
+            head += 1
+        self.heads[key] = head
+        return items[head] if head < len(items) else None
+
+    def same_arguments(self, name: str, arguments: object) -> int | None:
+        """The first free request of tool ``name`` with the same arguments as a tool span's: the
+        same canonical JSON, or a one-argument request whose bare value is the span's text."""
+        wanted = _canonical(arguments)
+        found = [
+            i
+            for i in (self.first(("args", name, wanted)), self.first(("single", name, wanted)))
+            if i is not None
+        ]
+        return min(found) if found else None
 
 
 def _tool_call(span: Span, request: Requested | None) -> TraceCall:
@@ -656,7 +700,7 @@ def _success_word(value: object, where: str, what: str, threshold: float | None)
         return value
     if isinstance(value, int | float):
         if threshold is not None:
-            return float(value) >= threshold
+            return as_float(value) >= threshold  # HOSTILE-BIGINT: 10**400 is +inf, above it
         if value in (0, 1):
             return bool(value)
         raise InputError(where, f"{what} = {value!r} is neither 0 nor 1: give --threshold to compare it")

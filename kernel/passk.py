@@ -154,13 +154,15 @@ def task_columns(n: Sequence[int], c: Sequence[int], k: int, at_least_one: bool)
     fits, else object arrays of Python integers.
     """
     ns, cs = _checked(n, c, k)
-    # C(a, k) for every a up to the largest n, looked up per task (a few distinct n in practice).
-    table = [math.comb(a, k) for a in range(int(ns.max()) + 1)]
-    L = math.lcm(*(table[a] for a in np.unique(ns).tolist()))
+    # C(a, k) only for the a that occur (n_j, and c_j or n_j - c_j), each once: a table of every
+    # a up to the largest n cost n binomials per k, n^3 over a leaderboard's curve (HOSTILE-COUNT-COST).
+    others = ns - cs if at_least_one else cs
+    comb = {a: math.comb(a, k) for a in np.unique(np.concatenate([ns, others])).tolist()}
+    L = math.lcm(*(comb[a] for a in np.unique(ns).tolist()))
     dtype: type = np.int64 if L < 2**62 else object
-    combs: npt.NDArray[Any] = np.array(table, dtype=dtype)
-    totals = combs[ns]
-    hits = totals - combs[ns - cs] if at_least_one else combs[cs]
+    totals: npt.NDArray[Any] = np.array([comb[a] for a in ns.tolist()], dtype=dtype)
+    rest: npt.NDArray[Any] = np.array([comb[a] for a in others.tolist()], dtype=dtype)
+    hits = totals - rest if at_least_one else rest
     num = hits * (L // totals)
     return num, np.full(ns.shape[0], L, dtype=dtype)
 

@@ -763,6 +763,20 @@ def score(
 
     if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 0:
         raise ValueError(f"'bootstrap' must be an integer >= 0: {bootstrap!r}")
+    if select is not None and not (  # API-ERRORS: b"task_id=x" is a Sequence too (of integers)
+        isinstance(select, str)
+        or (
+            isinstance(select, Sequence)
+            and not isinstance(select, bytes | bytearray)
+            and all(isinstance(s, str) for s in select)
+        )
+    ):
+        from prefixexec.calls import ArgumentError
+
+        raise ArgumentError(
+            "select",
+            f"'select' must be a string or a sequence of strings (KEY=GLOB): {type(select).__name__}",
+        )
     settings = None if bootstrap == 0 else BootstrapSettings(B=bootstrap, seed=seed, level=level)
     patterns = () if select is None else ((select,) if isinstance(select, str) else tuple(select))
     if isinstance(source, Iterable) and not isinstance(source, str | os.PathLike) and not _is_frame(source):

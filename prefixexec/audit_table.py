@@ -36,6 +36,8 @@ import attrs
 
 from prefixexec.adapters import InputError
 from prefixexec.adapters.inputs import open_text, reading
+from prefixexec.adapters.numbers import ascii_digits
+from prefixexec.scoring import exact
 
 #: The CSV columns, in the order the issue and the spec give them.
 COLUMNS = ("dataset", "model", "method", "N", "TER", "mean_FED", "AUC_PEC", "RR_eligible", "RR", "success")
@@ -57,7 +59,7 @@ CHECKS: tuple[str, ...] = (
     "AUC-PEC - TER <= depth bound (a failing rollout adds at most d/(d+1) for FED = d + 1 <= T)",
 )
 
-_NUMBER = re.compile(r"^(?:\d+(?:\.\d*)?|\.\d+)$")
+_NUMBER = re.compile(r"^(?:\d+(?:\.\d*)?|\.\d+)$", re.ASCII)  # HOSTILE-DIGITS: 0-9 only
 
 #: AUDIT-TABLE-LIMIT: the most digits of a number in the table (N or a figure): a printed table's
 #: numbers have a few; thousands of digits would overflow Python's conversions.
@@ -71,7 +73,25 @@ MAX_CANDIDATES = 100_000
 #: counts and the single figures that could be wrong; each candidate costs more there, as every
 #: identity is checked); beyond it the verdict is reported without them.
 MAX_CLOSEST_CANDIDATES = 10_000
-_INTERVAL = re.compile(r"\s*[\[(][^\])]*[\])]\s*$")
+
+
+def without_interval(text: str) -> str:
+    r"""``text`` without a trailing interval such as `` [0.63, 0.76]`` or ``(0.55-0.68)``.
+
+    What ``re.sub(r"\s*[\[(][^\])]*[\])]\s*$", "", text)`` does, in one pass over the text
+    (HOSTILE-COUNT-COST: that pattern, tried from every position of a cell, took quadratic time:
+    45 s for a 100 KB cell of brackets). The interval opens at the first ``[`` or ``(`` after
+    the last closing bracket before the final one; white space around it goes with it.
+    """
+    body = text.rstrip()
+    if not body.endswith(("]", ")")):
+        return text
+    inner = body[:-1]
+    after = max(inner.rfind("]"), inner.rfind(")")) + 1
+    opens = [i for i in (inner.find("[", after), inner.find("(", after)) if i >= 0]
+    if not opens:
+        return text
+    return text[: min(opens)].rstrip()
 
 
 @attrs.frozen(slots=True)
@@ -179,7 +199,7 @@ def parse_figure(text: str, column: str, where: str) -> Figure | None:
 
     ``0.69`` admits [0.685, 0.695]; ``61`` admits [60.5, 61.5]; ``93.2%`` admits [0.9315, 0.9325].
     """
-    cell = _INTERVAL.sub("", text.strip()).strip()
+    cell = without_interval(text.strip()).strip()
     if not cell:
         return None
     percent = cell.endswith("%")
@@ -248,7 +268,7 @@ def _row(cells: Mapping[str, str], where: str) -> Row:
     n_text = cells.get("N", "").strip()
     N: int | None = None
     if n_text:
-        if not n_text.isdigit() or len(n_text) > MAX_DIGITS or int(n_text) < 1:
+        if not ascii_digits(n_text) or len(n_text) > MAX_DIGITS or int(n_text) < 1:
             what = f"column N: not an integer >= 1 of at most {MAX_DIGITS} digits: {_shown(n_text)}"
             raise InputError(where, what)
         N = int(n_text)
@@ -384,9 +404,7 @@ class _Budget:
             raise _OverBudget
 
 
-def _search_n(
-    row: Row, N: int, scales: Scales, level: int, budget: _Budget | None = None
-) -> _Found | None:
+def _search_n(row: Row, N: int, scales: Scales, level: int, budget: _Budget | None = None) -> _Found | None:
     """The best counts for N satisfying CHECKS[0..level], each window widened by its scale."""
     fig = row.figures
     F_lo, F_hi = _count_range(fig["TER"], N, 0, N, scales["TER"])
@@ -581,7 +599,7 @@ def _values_json(v: Verdict) -> dict[str, Any]:
             continue
         out[name] = {
             "reported": "n/a" if fig is None else fig.text,
-            "exact": None if value is None else str(value),
+            "exact": exact(value),
             "value": None if value is None else float(value),
             "inside_window": (value is None)
             if fig is None

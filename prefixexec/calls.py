@@ -179,7 +179,7 @@ def _handler(command: str) -> Any:
 
 def _document(command: str, text: str) -> Any:
     if command == "explain":  # --json prints one object per line
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
+        return [json.loads(line) for line in text.split("\n") if line.strip()]  # HOSTILE-LINES
     return json.loads(text)
 
 

@@ -12,6 +12,7 @@ per-category accuracy and the unweighted mean over the four categories), and get
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -25,6 +26,7 @@ import attrs
 
 from prefixexec.adapters import ADAPTERS, AdapterOptions, InputError
 from prefixexec.adapters.inputs import plain_name
+from prefixexec.adapters.numbers import json_fault
 from prefixexec.adapters.records import parse_json_line
 from prefixexec.kernel import ConditionKey, Rollout
 from prefixexec.kernel.passk import pass_hat_k
@@ -163,7 +165,7 @@ def detect_format(path: str, text: str) -> str | None:
     name = plain_name(os.path.basename(path))  # INPUT-COMPRESSED: a .gz or .zst copy
     if _SCORE_NAME.match(name):
         return "bfcl-score"
-    first = text.lstrip().splitlines()[0] if text.strip() else ""
+    first = text.lstrip().split("\n")[0].rstrip("\r") if text.strip() else ""  # HOSTILE-LINES
     if name.lower().endswith(".csv") or ("," in first and not first.startswith("{")):
         header = [c.strip() for c in first.split(",")]
         return "bfcl-csv" if BFCL_OVERALL in header or set(BFCL_COLUMNS) & set(header) else None
@@ -215,7 +217,7 @@ def read_tau2_submission(path: str, tolerance: Fraction | None = None) -> Claims
     try:
         doc = parse_json_line(text)
     except ValueError as exc:
-        raise InputError(path, f"not valid JSON: {exc}") from None
+        raise InputError(path, f"not valid JSON: {json_fault(exc)}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), dict):
         raise InputError(path, "expected a tau2 submission: an object with a 'results' object per domain")
     system = doc.get("model_name") if isinstance(doc.get("model_name"), str) else None
@@ -230,6 +232,9 @@ def read_tau2_submission(path: str, tolerance: Fraction | None = None) -> Claims
             if match is None:
                 continue  # cost, retrieval_config: not claims about success
             here = f"{where}.{key}"
+            if len(match.group(1)) > 9:  # HOSTILE-BIGINT: no int() of thousands of digits
+                what = f"'pass_k' with a k of {len(match.group(1))} digits: not a number of trials"
+                raise InputError(f"{where}.pass_{match.group(1)[:9]}...", what)
             k = int(match.group(1))
             if value is None:
                 claims.append(Claim(here, TAU_DATASET + domain, key, k, None, "null", Fraction(0), system))
@@ -250,7 +255,8 @@ def read_bfcl_csv(path: str, tolerance: Fraction | None = None) -> Claims:
 
     text = _read_text(path)
     try:
-        rows = [r for r in csv.reader(text.splitlines()) if r and any(c.strip() for c in r)]
+        # HOSTILE-LINES: the csv module's line ends (a quoted U+2028 stays in its cell)
+        rows = [r for r in csv.reader(io.StringIO(text, newline="")) if r and any(c.strip() for c in r)]
     except csv.Error as exc:
         raise InputError(path, f"not valid CSV: {exc}") from None
     if not rows:
@@ -303,7 +309,7 @@ def read_bfcl_score(path: str, tolerance: Fraction | None = None) -> Claims:
         try:
             value = parse_json_line(line)
         except ValueError as exc:
-            raise InputError(f"{path}:{number}", f"not valid JSON: {exc}") from None
+            raise InputError(f"{path}:{number}", f"not valid JSON: {json_fault(exc)}") from None
         if not isinstance(value, dict):
             raise InputError(f"{path}:{number}", "expected a JSON object")
         objects.append((f"{path}:{number}", value))

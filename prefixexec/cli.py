@@ -725,13 +725,14 @@ def _score(args: argparse.Namespace) -> int:
             on_phase=lambda what: work.phase(what, None, "blocks"),
             progress=work.progress,
         )
-    _write(render_score(scored, args.json), args.output, args)
+    # HOSTILE-ERROR-PATH: the files first, so a failed run prints no table
     write_rollout_rows(args, scored.rollouts)
     if options.input.emit_evaluations is not None and scored.rollouts is not None:
         from prefixexec.adapters.evaluations import Provenance, write_evaluations
 
         provenance = Provenance(__version__, scored.signature, evaluation_rules(args))
         write_evaluations(options.input.emit_evaluations, scored.rollouts, provenance)
+    _write(render_score(scored, args.json), args.output, args)
     return EXIT_OK
 
 

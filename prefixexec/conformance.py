@@ -28,6 +28,7 @@ import attrs
 
 from prefixexec.adapters import InputError
 from prefixexec.adapters.inputs import read_bytes
+from prefixexec.adapters.numbers import ascii_digits, json_fault
 from prefixexec.adapters.records import parse_json_line, read_records
 from prefixexec.kernel import Rollout
 
@@ -118,7 +119,7 @@ def load_vector(path: Path) -> Vector:
     except UnicodeDecodeError as exc:
         raise InputError(where, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except ValueError as exc:
-        raise InputError(where, f"not valid JSON: {exc}") from None
+        raise InputError(where, f"not valid JSON: {json_fault(exc)}") from None
     if not isinstance(doc, dict):
         raise InputError(where, "a vector must be a JSON object")
     unknown = sorted(set(doc) - _VECTOR_KEYS)
@@ -177,7 +178,7 @@ def vector_rollouts(vector: Vector) -> list[Rollout]:
             return read_records([str(path)])
         except InputError as exc:
             line = exc.where.rsplit(":", 1)[-1]
-            place = f"records[{int(line) - 1}]" if line.isdigit() else "records"
+            place = f"records[{int(line) - 1}]" if ascii_digits(line) else "records"
             raise InputError(f"{vector.path}: {place}", exc.what) from None
 
 
@@ -352,7 +353,7 @@ def _condition_of(stdout: str) -> tuple[Mapping[str, Any] | None, str | None]:
     try:
         doc = parse_json_line(stdout)
     except ValueError as exc:
-        return None, f"output is not valid JSON: {exc}"
+        return None, f"output is not valid JSON: {json_fault(exc)}"
     if not isinstance(doc, dict) or not isinstance(doc.get("conditions"), list):
         return None, "output is not a score document (an object with a 'conditions' list)"
     conditions = doc["conditions"]

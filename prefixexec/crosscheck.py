@@ -24,6 +24,7 @@ from typing import Any
 import attrs
 
 from prefixexec.adapters import InputError
+from prefixexec.adapters.numbers import ascii_digits, json_fault
 from prefixexec.adapters.records import parse_json_line
 from prefixexec.kernel import LABEL_KEYS, UNLABELLED, ConditionKey, Rollout
 
@@ -255,7 +256,7 @@ def read_their_json(path: str, tolerance: Fraction | None) -> list[TheirConditio
     try:
         doc = parse_json_line(text)
     except ValueError as exc:
-        raise InputError(path, f"not valid JSON: {exc}") from None
+        raise InputError(path, f"not valid JSON: {json_fault(exc)}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("conditions"), list):
         raise InputError(path, "expected an object with a 'conditions' list (the score --json shape)")
     tol = DEFAULT_TOLERANCE if tolerance is None else tolerance
@@ -391,7 +392,7 @@ def read_their_rollouts_csv(path: str, mapping: Mapping[str, str]) -> dict[Condi
             if not text:
                 ints[name] = 0 if name == "trial" else None
                 continue
-            if not text.isdigit() or len(text) > 30:  # XCHK-NUMBERS: a FED, T or trial has a few digits
+            if not ascii_digits(text) or len(text) > 30:  # XCHK-NUMBERS: a FED, T or trial has a few digits
                 what = f"not a non-negative integer of at most 30 digits: {_shown(text)}"
                 raise InputError(where, f"column {columns[name]}: {what}")
             ints[name] = int(text)

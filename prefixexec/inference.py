@@ -16,6 +16,7 @@ import attrs
 import numpy as np
 
 from prefixexec.adapters import InputError
+from prefixexec.adapters.numbers import exact_value
 
 if TYPE_CHECKING:
     from prefixexec.adapters.harness import HarnessLog
@@ -338,7 +339,7 @@ def _comparison(
     pec_a = list(r.metrics.PEC) + [Fraction(0)] * (K - len(r.metrics.PEC))
     pec_b = list(base.metrics.PEC) + [Fraction(0)] * (K - len(base.metrics.PEC))
     diff["PEC"] = [float(a - b) for a, b in zip(pec_a, pec_b, strict=True)]
-    diff_exact["PEC"] = [str(a - b) for a, b in zip(pec_a, pec_b, strict=True)]
+    diff_exact["PEC"] = [exact(a - b) for a, b in zip(pec_a, pec_b, strict=True)]
     if r.replicates is not None and base.replicates is not None:
         ra, rb = _padded(r.replicates.PEC, K, 0.0), _padded(base.replicates.PEC, K, 0.0)
         # Every depth's differences in one call (each row's interval as difference_interval's).
@@ -594,7 +595,7 @@ def mcnemar_tests(treatment: Accumulator, baseline: Accumulator) -> tuple[dict[s
             "neither": int(np.count_nonzero(~t & ~s)),
             "discordant": only_t + only_b,
             "p_value": p,
-            "p_value_exact": None if exact_p is None else str(exact_p),
+            "p_value_exact": exact(exact_p),
         }
     return out, None
 
@@ -614,14 +615,15 @@ def adjust_p_values(comparisons: Sequence[dict[str, Any]], adjust: str) -> None:
     for name in PAIRED_BINARY:
         tests = [c["mcnemar"][name] if c.get("mcnemar") else None for c in comparisons]
         exacts = [None if t is None else t["p_value_exact"] for t in tests]
-        exact = all(e is not None for t, e in zip(tests, exacts, strict=True) if t is not None)
+        all_exact = all(e is not None for t, e in zip(tests, exacts, strict=True) if t is not None)
         values = [
-            None if t is None else (Fraction(t["p_value_exact"]) if exact else t["p_value"]) for t in tests
+            None if t is None else (exact_value(t["p_value_exact"]) if all_exact else t["p_value"])
+            for t in tests
         ]
         for t, v in zip(tests, adjusted(values), strict=True):
             if t is not None:
                 t["p_adjusted"] = float(v)
-                t["p_adjusted_exact"] = str(v) if exact else None
+                t["p_adjusted_exact"] = exact(v) if all_exact else None
     for name in SCALARS:
         values = [c["p_value"][name] if "p_value" in c else None for c in comparisons]
         for c, v in zip(comparisons, adjusted(values), strict=True):

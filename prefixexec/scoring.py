@@ -14,8 +14,15 @@ from prefixexec.numbers import number, signed, signed_interval, with_interval
 
 
 def exact(value: Fraction | None) -> str | None:
-    """An exact ratio as a string such as ``"139/200"`` (``None`` stays ``None``)."""
-    return None if value is None else str(value)
+    """An exact ratio as a string such as ``"139/200"`` (``None`` stays ``None``), at any size
+    (HOSTILE-BIGINT: a numerator of more than 4,300 digits is written whole, not refused)."""
+    if value is None:
+        return None
+    if value.numerator.bit_length() < 14_000 and value.denominator.bit_length() < 14_000:
+        return str(value)  # fewer than 4,300 digits each (the common case, without an import)
+    from prefixexec.adapters.numbers import exact_text
+
+    return exact_text(value)
 
 
 def approx(value: Fraction | None) -> float | None:

@@ -69,8 +69,11 @@ def _json_ids(path: str, text: str) -> frozenset[str]:
 
     try:
         value = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
-        raise InputError("--select", f"{path!r}: starts like JSON but is not valid JSON") from None
+    except (ValueError, RecursionError) as exc:  # HOSTILE-BIGINT: ValueError, not only JSON's
+        from prefixexec.adapters.numbers import json_fault
+
+        what = json_fault(exc) if not isinstance(exc, RecursionError) else "nested too deeply"
+        raise InputError("--select", f"{path!r}: starts like JSON but is not valid JSON: {what}") from None
     lists = list(value.values()) if isinstance(value, dict) else [value]
     ids: set[str] = set()
     for items in lists:

@@ -30,6 +30,7 @@ import attrs
 
 from prefixexec.adapters.errors import InputError
 from prefixexec.adapters.inputs import plain_name
+from prefixexec.adapters.numbers import ascii_digits, json_fault
 
 #: BFCL's data files (not its result or score files).
 BFCL_DATA = re.compile(r"^(BFCL_v(\d+))_(multi_turn_[a-z_]+)\.json$")
@@ -78,6 +79,8 @@ def _json(path: str, text: str) -> object:
         raise InputError(f"{path}:{exc.lineno}", f"not valid JSON: {exc.msg}") from None
     except RecursionError:
         raise InputError(path, "JSON nested too deeply") from None
+    except ValueError as exc:  # HOSTILE-BIGINT: an integer beyond Python's limit on digits
+        raise InputError(path, f"not valid JSON: {json_fault(exc)}") from None
 
 
 def kind(path: str) -> str | None:
@@ -112,8 +115,11 @@ def _bfcl_ids(path: str, text: str) -> list[str]:
             continue
         try:
             entry = json.loads(line)
-        except (json.JSONDecodeError, RecursionError):
-            raise InputError(f"{path}:{number}", "not a JSON object (BFCL data: one a line)") from None
+        except (ValueError, RecursionError) as exc:  # HOSTILE-BIGINT: ValueError, not only JSON's
+            what = json_fault(exc) if not isinstance(exc, RecursionError) else "nested too deeply"
+            raise InputError(
+                f"{path}:{number}", f"not a JSON object (BFCL data: one a line): {what}"
+            ) from None
         if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) or not entry["id"]:
             raise InputError(f"{path}:{number}", "a BFCL task needs a non-empty string 'id'")
         ids.append(entry["id"])
@@ -276,7 +282,7 @@ def toolsandbox_summary(paths: Sequence[str]) -> TaskList:
 def plain_list(path: str) -> TaskList:
     """``--tasks FILE``: one task a line, ``ID`` or ``ID<TAB>STRATUM[<TAB>...]`` (``#`` comments)."""
     pairs: list[tuple[str, frozenset[str]]] = []
-    for line in _read_text(path).splitlines():
+    for line in _read_text(path).split("\n"):  # HOSTILE-LINES: not at U+2028, U+0085, \f or a lone \r
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         task, *labels = [part.strip() for part in line.split("\t")]
@@ -319,7 +325,7 @@ def read(paths: Sequence[str], split: str | None = None) -> TaskList | None:
 
 def _bfcl_order(task: str) -> tuple[str, int, str]:
     head, _, tail = task.rpartition("_")
-    return (head, int(tail) if tail.isdigit() else -1, task)
+    return (head, int(tail) if ascii_digits(tail) and len(tail) < 100 else -1, task)  # HOSTILE-DIGITS
 
 
 def bfcl_id_file(tasks: Sequence[str]) -> str:
@@ -348,15 +354,18 @@ def runner_hint(tasklist: TaskList, tasks: Sequence[str], output: str | None, fm
             f"copy {file} to $BFCL_PROJECT_ROOT/test_case_ids_to_generate.json, then: "
             "bfcl generate --model MODEL --run-ids"
         )
+    # HOSTILE-SHELL: the domain and split come from the task list (a folder's name, a field):
+    # quoted, so that pasting the command never runs what they hold (`x$(touch PWNED)`)
+    domain = shlex.quote(tasklist.domain) if tasklist.domain else None
     words = {
-        "tau2": f"tau2 run --domain {tasklist.domain or 'DOMAIN'} --task-ids",
-        "tau-bench": f"python run.py --env {tasklist.domain or 'ENV'}"
-        + (f" --task-split {tasklist.split}" if tasklist.split else "")
+        "tau2": f"tau2 run --domain {domain or 'DOMAIN'} --task-ids",
+        "tau-bench": f"python run.py --env {domain or 'ENV'}"
+        + (f" --task-split {shlex.quote(tasklist.split)}" if tasklist.split else "")
         + " --task-ids",
         "toolsandbox": "tool_sandbox --scenarios",
     }.get(tasklist.runner)
     if words is None:
         return None
-    if all(_PLAIN.match(t) for t in tasks):
+    if all(_PLAIN.fullmatch(t) for t in tasks):  # fullmatch: "$" would let a final "\n" through
         return f"{words} $(cat {file})"
     return f"xargs -d '\\n' -a {file} {words}"  # ids with spaces or glob characters: one per line

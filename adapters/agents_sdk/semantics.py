@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..errors import InputError
+from ..numbers import as_float
 from ..otel.semantics import openai_tool_calls
 from ..spans import LLM, SEMANTICS, TOOL, Evaluation, Requested, Span, TraceSemantics, scalar, text_of
 
@@ -113,7 +114,9 @@ def span_of(where: str, record: Mapping[str, Any], keys: frozenset[str]) -> Span
                 label = values.get("gen_ai.evaluation.score.label")
                 score = values.get("gen_ai.evaluation.score.value")
                 number = (
-                    float(score) if isinstance(score, int | float) and not isinstance(score, bool) else None
+                    as_float(score)
+                    if isinstance(score, int | float) and not isinstance(score, bool)
+                    else None
                 )
                 out.evaluations = (Evaluation(name, label if isinstance(label, str) else None, number, end),)
     return out

@@ -23,6 +23,7 @@ from .. import harness
 from ..errors import InputError
 from ..inputs import plain_name
 from ..limits import notice
+from ..numbers import json_fault
 from ..records import open_lines, parse_json_line
 from . import backend, decoders
 from .parse import MAX_STEP_CHARS, DecodedStep, StepFormatError
@@ -165,7 +166,7 @@ def _objects(path: str) -> list[tuple[str, dict[str, Any]]]:
         try:
             record = parse_json_line(line)
         except (ValueError, RecursionError) as exc:
-            raise InputError(where, f"not valid JSON: {exc}") from None
+            raise InputError(where, f"not valid JSON: {json_fault(exc)}") from None
         if not isinstance(record, dict):
             raise InputError(where, f"expected a JSON object, got {type(record).__name__}")
         if not isinstance(record.get("id"), str):
@@ -439,7 +440,7 @@ def read(paths: Sequence[str], options: AdapterOptions) -> list[Rollout]:
         if summary.json_call_texts:
             notice(
                 f"prefixexec: warning: {summary.path}: {summary.json_call_texts} text steps hold JSON "
-                "tool calls ([{\"name\": ..., \"arguments\": ...}]), which a local model's BFCL handler "
+                'tool calls ([{"name": ..., "arguments": ...}]), which a local model\'s BFCL handler '
                 f"decodes with a decoder of its own; the file is read with the {summary.decoder} "
                 f"decoder ({summary.decoder_why}), as replies: name the model's decoder with "
                 "--bfcl-decoder (e.g. xlam, llama-3.1, tool-call-tags; BFCL-HANDLERS), else T, FED "

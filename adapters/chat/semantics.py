@@ -130,6 +130,13 @@ def _bounded(cls: type[jsonschema.protocols.Validator]) -> type[jsonschema.proto
     (linear time, HOSTILE-REGEX) and ``uniqueItems`` decided with a set (linear, not jsonschema's
     quadratic fallback for unhashable items: HOSTILE-SCHEMA-COST)."""
     keywords = {"pattern": _pattern, "uniqueItems": _unique_items}
+    from jsonschema import _keywords
+
+    # HOSTILE-COUNT-COST: the cost of a call follows what the call holds, not the schema's size
+    if cls.VALIDATORS.get("properties") is _keywords.properties:
+        keywords["properties"] = _properties
+    if cls.VALIDATORS.get("required") is _keywords.required:
+        keywords["required"] = _required
     if "patternProperties" in cls.VALIDATORS:
         keywords["patternProperties"] = _pattern_properties
         keywords["additionalProperties"] = _additional_properties
@@ -168,14 +175,51 @@ def _pattern_properties(validator: Any, patterns: Any, instance: Any, schema: An
                 yield from validator.descend(value, subschema, path=key, schema_path=pattern)
 
 
+#: The position of each name in a ``properties`` object, made once per object (the objects are
+#: held here, so that their ids stay theirs; one per schema the run compiled).
+_ORDERS: dict[int, tuple[Mapping[str, Any], dict[str, int]]] = {}
+
+
+def _order(properties: Mapping[str, Any]) -> dict[str, int]:
+    held = _ORDERS.get(id(properties))
+    if held is None or held[0] is not properties:
+        held = _ORDERS[id(properties)] = (properties, {name: i for i, name in enumerate(properties)})
+    return held[1]
+
+
+def _properties(validator: Any, properties: Any, instance: Any, schema: Any) -> _Errors:
+    """jsonschema's ``properties``, visiting the arguments the call holds (in the schema's order,
+    so errors come as before) instead of every name of the schema: a schema of 60,000 names and
+    12,000 calls cost 22.6 s (HOSTILE-COUNT-COST)."""
+    if not validator.is_type(instance, "object"):
+        return
+    if len(instance) < len(properties):
+        order = _order(properties)
+        names = sorted((key for key in instance if key in properties), key=order.__getitem__)
+    else:
+        names = [key for key in properties if key in instance]
+    for name in names:
+        yield from validator.descend(instance[name], properties[name], path=name, schema_path=name)
+
+
+def _required(validator: Any, required: Any, instance: Any, schema: Any) -> _Errors:
+    """jsonschema's ``required``, up to the first missing name: the names before it are in the
+    call (so the cost follows the call), and the first of equal errors is the one ``best_match``
+    takes (HOSTILE-COUNT-COST)."""
+    if not validator.is_type(instance, "object"):
+        return
+    for name in required:
+        if name not in instance:
+            yield ValidationError(f"{name!r} is a required property")
+            return
+
+
 def _additional_properties(validator: Any, allowed: Any, instance: Any, schema: Any) -> _Errors:
     if not validator.is_type(instance, "object"):
         return
     properties = schema.get("properties", {})
     patterns = [_re2(p) for p in schema.get("patternProperties", {})]
-    extras = [
-        key for key in instance if key not in properties and not any(p.search(key) for p in patterns)
-    ]
+    extras = [key for key in instance if key not in properties and not any(p.search(key) for p in patterns)]
     if validator.is_type(allowed, "object"):
         for extra in extras:
             yield from validator.descend(instance[extra], allowed, path=extra)
@@ -330,7 +374,6 @@ class ChatTool:
 
     name: str
     validator: jsonschema.protocols.Validator | None = attrs.field(eq=False)
-
 
 
 # ---------------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from prefixexec.kernel import Accepted, Label, Rejected
 from prefixexec.kernel.actions import Action, NoToolAction, ToolCall
 
 from ..labels import NO_RULES, LabelRules, mask_arguments
+from ..numbers import as_float
 
 #: Default threshold on a score's float value (INS-SUCCESS).
 DEFAULT_THRESHOLD = 1.0
@@ -213,7 +214,7 @@ def value_to_float(value: Any) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool | int | float):
-        return float(value)
+        return as_float(value)  # HOSTILE-BIGINT: 10**400 is +inf (not finite: Y = 0, as "1e400")
     if isinstance(value, str):
         if value in SCORE_CONSTANTS:
             return SCORE_CONSTANTS[value]

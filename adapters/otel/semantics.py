@@ -16,6 +16,7 @@ from typing import Any
 
 import msgspec
 
+from ..numbers import as_float
 from ..spans import LLM, OTHER, SEMANTICS, TOOL, Evaluation, Requested, Span, TraceSemantics, scalar, text_of
 from .otlp import Event, OtlpSpan, attributes, base_span, failed, nanoseconds
 from .pyliteral import literal
@@ -143,7 +144,7 @@ def evaluations(events: list[Event], start: int) -> tuple[Evaluation, ...]:
             Evaluation(
                 name,
                 label if isinstance(label, str) else None,
-                float(score) if isinstance(score, int | float) and not isinstance(score, bool) else None,
+                as_float(score) if isinstance(score, int | float) and not isinstance(score, bool) else None,
                 nanoseconds(event.timeUnixNano) or start,
             )
         )

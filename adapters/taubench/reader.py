@@ -27,6 +27,7 @@ from ..errors import InputError
 from ..inputs import plain_name, read_text, reading
 from ..labels import NO_RULES, LabelRules, load_label_rules
 from ..limits import notice, read_stdin_document
+from ..numbers import json_fault
 from ..records import STDIN, parse_json_line, unique_rollouts
 from ..rejections import SOURCES_KEY, VERDICTS_KEY, Verdicts
 from ..shape import field, kind, need_dict, need_list, need_number, need_str, task_id, trial
@@ -116,7 +117,7 @@ def _json(name: str, expected: str) -> Any:
     try:
         return parse_json_line(text)
     except ValueError as exc:
-        _fail(name, f"not valid JSON: {exc}")
+        _fail(name, f"not valid JSON: {json_fault(exc)}")
     except RecursionError:
         _fail(name, "not valid JSON: nested too deeply")
 

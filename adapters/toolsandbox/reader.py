@@ -29,6 +29,7 @@ from ..errors import InputError
 from ..inputs import read_text
 from ..labels import NO_RULES, LabelRules, load_label_rules
 from ..limits import DEEP
+from ..numbers import json_fault
 from ..shape import optional_number, optional_str
 from .semantics import INCOMPLETE_CODE, NO_TOOL_CATEGORIES, SEMANTICS, SandboxCall, Scenario, split_exception
 
@@ -201,7 +202,7 @@ def _load_json(path: Path, what: str) -> Any:
     try:
         return json.loads(text)
     except ValueError as exc:
-        raise InputError(str(path), f"not valid JSON: {exc}") from None
+        raise InputError(str(path), f"not valid JSON: {json_fault(exc)}") from None
     except RecursionError:
         raise InputError(str(path), f"not valid JSON: {DEEP}") from None
 

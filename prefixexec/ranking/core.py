@@ -14,6 +14,7 @@ every rank, tau-b and order share is paired.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
@@ -408,10 +409,12 @@ def _dataset(
     success_pairs = None if success_rows is None else _Pairs.of(success_rows)
     kendall: list[dict[str, Any]] = []
     flips: list[dict[str, Any]] = []
+    flipped_pairs: dict[str, int] = {}
     for m in ranked[1:]:  # one metric's pair signs at a time (B x pairs each)
-        tau, flipped = _compared(m, systems, points, rows, level, success_pairs)
+        tau, (total, flipped) = _compared(m, systems, points, rows, level, success_pairs)
         kendall.append(tau)
         flips += flipped
+        flipped_pairs[m] = total
     order = sorted(range(len(systems)), key=lambda i: (-(points["success"][i] or 0), systems[i].label))
     return {
         "dataset": dataset,
@@ -423,6 +426,7 @@ def _dataset(
         "systems": [entries[i] for i in order],
         "kendall": kendall,
         "flips": flips,
+        "flipped_pairs": flipped_pairs,
     }
 
 
@@ -582,7 +586,7 @@ def _compared(
     rows: Mapping[str, FloatArray | None],
     level: float,
     success_pairs: _Pairs | None,
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+) -> tuple[dict[str, Any], tuple[int, list[dict[str, Any]]]]:
     """LB-KENDALL and LB-FLIPS of one metric against success, from one set of pair signs."""
     metric_rows = rows[metric]
     pairs = None if metric_rows is None or success_pairs is None else _Pairs.of(metric_rows)
@@ -640,46 +644,61 @@ def _shares(signs: npt.NDArray[np.float32]) -> dict[str, float]:
 _ORDER = {1: ">", 0: "=", -1: "<"}
 
 
+#: LB-FLIPS: at most this many flipped pairs are listed per metric (all are counted).
+MAX_FLIPS = 20
+
+
 def _flips(
     metric: str,
     systems: Sequence[_System],
     points: Mapping[str, Sequence[Fraction | None]],
     pairs: tuple[_Pairs, _Pairs] | None,
-) -> list[dict[str, Any]]:
-    """LB-FLIPS: the pairs that success and ``metric`` order differently at the point estimates."""
+) -> tuple[int, list[dict[str, Any]]]:
+    """LB-FLIPS: the pairs that success and ``metric`` order differently at the point estimates:
+    their number, and the :data:`MAX_FLIPS` largest of them (HOSTILE-COUNT-COST: every pair of
+    300 systems was 5.1 MB of text; the largest are those whose two differences sum highest)."""
     index, xs, ys = _both(points, metric)
-    found: list[dict[str, Any]] = []
+    candidates: list[tuple[Fraction, int, int, int, int]] = []
+    total = 0
     for a in range(len(index)):
         for b in range(a + 1, len(index)):
             sx, sy = _sign(xs[a], xs[b]), _sign(ys[a], ys[b])
             if sx == sy:
                 continue
-            # The first system is the one success puts ahead (on a success tie, the one the
-            # metric puts ahead), so "first > second" reads as the success order.
-            first, second = (a, b) if (sx > 0 or (sx == 0 and sy > 0)) else (b, a)
-            flip = 1 if first == a else -1
-            entry: dict[str, Any] = {
-                "metric": metric,
-                "first": systems[index[first]].label,
-                "second": systems[index[second]].label,
-                "success_order": _ORDER[sx * flip],
-                "metric_order": _ORDER[sy * flip],
+            total += 1
+            size = abs(xs[a] - xs[b]) + abs(ys[a] - ys[b])
+            candidates.append((-size, a, b, sx, sy))
+            if len(candidates) > 4 * MAX_FLIPS:  # keep memory bounded: the largest so far
+                candidates = heapq.nsmallest(MAX_FLIPS, candidates)
+    found: list[dict[str, Any]] = []
+    # the largest, listed in the order of the pairs (as every pair was before)
+    for _, a, b, sx, sy in sorted(heapq.nsmallest(MAX_FLIPS, candidates), key=lambda c: (c[1], c[2])):
+        # The first system is the one success puts ahead (on a success tie, the one the
+        # metric puts ahead), so "first > second" reads as the success order.
+        first, second = (a, b) if (sx > 0 or (sx == 0 and sy > 0)) else (b, a)
+        flip = 1 if first == a else -1
+        entry: dict[str, Any] = {
+            "metric": metric,
+            "first": systems[index[first]].label,
+            "second": systems[index[second]].label,
+            "success_order": _ORDER[sx * flip],
+            "metric_order": _ORDER[sy * flip],
+        }
+        if pairs is not None:
+            s_all = pairs[0].oriented(index[first], index[second])
+            m_all = pairs[1].oriented(index[first], index[second])
+            keep = ~(np.isnan(s_all) | np.isnan(m_all))  # all four replicates defined
+            s_sign, m_sign = s_all[keep], m_all[keep]
+            n = max(int(s_sign.shape[0]), 1)
+            entry["resamples"] = {
+                "success": _shares(s_sign),
+                "metric": _shares(m_sign),
+                "differ": int(np.count_nonzero(s_sign != m_sign)) / n,
+                "used": int(s_sign.shape[0]),
+                "dropped": int(np.count_nonzero(~keep)),
             }
-            if pairs is not None:
-                s_all = pairs[0].oriented(index[first], index[second])
-                m_all = pairs[1].oriented(index[first], index[second])
-                keep = ~(np.isnan(s_all) | np.isnan(m_all))  # all four replicates defined
-                s_sign, m_sign = s_all[keep], m_all[keep]
-                n = max(int(s_sign.shape[0]), 1)
-                entry["resamples"] = {
-                    "success": _shares(s_sign),
-                    "metric": _shares(m_sign),
-                    "differ": int(np.count_nonzero(s_sign != m_sign)) / n,
-                    "used": int(s_sign.shape[0]),
-                    "dropped": int(np.count_nonzero(~keep)),
-                }
-            found.append(entry)
-    return found
+        found.append(entry)
+    return total, found
 
 
 # ---------------------------------------------------------------------------------- document

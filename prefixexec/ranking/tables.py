@@ -140,9 +140,11 @@ def dataset_tables(ds: Mapping[str, Any], settings: Mapping[str, Any]) -> list[T
                 r = f["resamples"]
                 row += [_shares(r["success"]), _shares(r["metric"]), _num(r["differ"])]
             rows.append(tuple(row))
+        total = sum(ds.get("flipped_pairs", {}).values())
+        listed = f" ({len(rows)} largest of {total})" if total > len(rows) else ""
         tables.append(
             Table(
-                f"{ds['dataset']}: pairs that success and another metric order differently",
+                f"{ds['dataset']}: pairs that success and another metric order differently{listed}",
                 ("metric", "first", "success", "metric order", "second", *extra),
                 tuple(rows),
             )

@@ -14,6 +14,7 @@ from typing import Any
 
 from prefixexec.inference import score_document
 from prefixexec.kernel import LABEL_KEYS
+from prefixexec.scoring import exact
 from prefixexec.signature import SPEC_VERSION, Signature
 
 from .model import (
@@ -50,7 +51,7 @@ def summary_document(report: Report, files: Sequence[str]) -> dict[str, Any]:
                 {
                     "k": k,
                     "PEC": float(pec_at(m, k)),
-                    "exact": str(pec_at(m, k)),
+                    "exact": exact(pec_at(m, k)),
                     "ci": _pair(pec_interval(row, k)),
                     "best": cell.bold,
                 }
@@ -65,7 +66,7 @@ def summary_document(report: Report, files: Sequence[str]) -> dict[str, Any]:
                 "successes": d.successes,
                 "after_failure": d.recovered,
                 "share": None if d.after_failure is None else float(d.after_failure),
-                "exact": None if d.after_failure is None else str(d.after_failure),
+                "exact": exact(d.after_failure),
                 "identity_holds": d.holds,
             }
             if report.cost_fields:
@@ -73,7 +74,7 @@ def summary_document(report: Report, files: Sequence[str]) -> dict[str, Any]:
                     name: (
                         None
                         if (cost := row.costs.get(name)) is None
-                        else {"mean": float(cost.mean), "exact": str(cost.mean), "n": cost.n}
+                        else {"mean": float(cost.mean), "exact": exact(cost.mean), "n": cost.n}
                     )
                     for name in report.cost_fields
                 }

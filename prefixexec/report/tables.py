@@ -13,6 +13,7 @@ from fractions import Fraction
 
 from prefixexec.adapters.text import printable
 from prefixexec.kernel import LABEL_KEYS
+from prefixexec.scoring import exact
 
 from .model import (
     NA,
@@ -224,7 +225,7 @@ def decomposition_md(report: Report) -> str:
 
 
 def _exact(value: Fraction) -> str:
-    return f"{value} = {fmt(value)}"
+    return f"{exact(value)} = {fmt(value)}"
 
 
 # ------------------------------------------------------------------------------------ CSV
@@ -236,7 +237,7 @@ def _float(value: Fraction | float | None) -> str:
 
 
 def _exact_text(value: Fraction | int | None) -> str:
-    return "" if value is None else str(value)
+    return "" if value is None else exact(Fraction(value)) or ""
 
 
 def _csv(rows: Sequence[Sequence[str]]) -> str:
