@@ -24,6 +24,18 @@ class InputError(ValueError):
         return (InputError, (self.where, self.what))
 
 
+class ArgumentError(InputError, TypeError):
+    """A Python argument of the wrong type (API-ERRORS): an :class:`InputError` naming the
+    argument, and a ``TypeError``; its message is the sentence alone (``'task' must be ...``)."""
+
+    def __init__(self, argument: str, message: str) -> None:
+        super().__init__(argument, message)
+        self.args = (message,)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 @contextmanager
 def file_faults(path: str, expected: str) -> Iterator[None]:
     """The operating system's faults on opening or reading ``path`` as one :class:`InputError`.

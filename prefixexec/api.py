@@ -771,7 +771,7 @@ def score(
             and all(isinstance(s, str) for s in select)
         )
     ):
-        from prefixexec.calls import ArgumentError
+        from prefixexec.adapters.errors import ArgumentError
 
         raise ArgumentError(
             "select",

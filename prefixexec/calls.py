@@ -25,7 +25,7 @@ from typing import Any, cast
 
 import attrs
 
-from prefixexec.adapters.errors import InputError
+from prefixexec.adapters.errors import ArgumentError
 
 #: Options every function sets itself: the document is always JSON, nothing goes to stderr.
 FIXED = ("json", "quiet", "help")
@@ -54,18 +54,6 @@ def command_options(command: str) -> dict[str, str]:
         if keyword is not None and keyword not in FIXED:
             found[keyword] = action.help or ""
     return found
-
-
-class ArgumentError(InputError, TypeError):
-    """A Python argument of the wrong type (API-ERRORS): an :class:`InputError` naming the
-    argument, and a ``TypeError``; its message is the sentence alone (``'task' must be ...``)."""
-
-    def __init__(self, argument: str, message: str) -> None:
-        super().__init__(argument, message)
-        self.args = (message,)
-
-    def __str__(self) -> str:
-        return str(self.args[0])
 
 
 def _converted(action: argparse.Action, keyword: str, value: object) -> object:

@@ -841,7 +841,7 @@ def test_a_renamed_file_reports_its_real_defect_before_the_missing_model(
     # one line (TAU-V1-MODEL-STEM); --model silences it.
     data[3]["traj"] = []
     renamed.write_text(json.dumps(data), encoding="utf-8")
-    assert main(["score", "--quiet", "--bootstrap", "0", "--json", str(renamed)]) == 0
+    assert main(["score", "--bootstrap", "0", "--json", str(renamed)]) == 0
     out, err = capsys.readouterr()
     assert [c["model"] for c in json.loads(out)["conditions"]] == ["run"]
     notice = (
@@ -849,7 +849,10 @@ def test_a_renamed_file_reports_its_real_defect_before_the_missing_model(
         "name the model: read as model 'run', the file's stem (TAU-V1-MODEL-STEM); pass --model to set it"
     )
     assert err.splitlines() == [notice]
-    assert main(["score", "--quiet", "--bootstrap", "0", "--model", "m", str(renamed)]) == 0
+    # --quiet silences the notice (PROGRESS-QUIET), and so does --model (it is not needed).
+    assert main(["score", "--quiet", "--bootstrap", "0", str(renamed)]) == 0
+    assert capsys.readouterr().err == ""
+    assert main(["score", "--bootstrap", "0", "--model", "m", str(renamed)]) == 0
     assert "TAU-V1-MODEL-STEM" not in capsys.readouterr().err
     # Standard input has no stem: refused, after every record was checked.
     monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(data)))

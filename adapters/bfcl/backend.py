@@ -125,6 +125,9 @@ class MethodInfo:
     required: frozenset[str]
     #: Parameter name -> its JSON schema from the function doc.
     schema: Mapping[str, Mapping[str, Any]]
+    #: Parameter name -> its mutable default (a list or dict), frozen: each call that leaves the
+    #: argument out gets a fresh copy, so no call changes what a later one gets (BFCL-DEFAULTS).
+    defaults: Mapping[str, Any] = MappingProxyType({})
 
 
 @attrs.frozen(slots=True)
@@ -177,6 +180,9 @@ def catalogue() -> Catalogue:
                 params=tuple(p.name for p in parameters),
                 required=frozenset(p.name for p in parameters if p.default is inspect.Parameter.empty),
                 schema=MappingProxyType({k: MappingProxyType(dict(v)) for k, v in properties.items()}),
+                defaults=MappingProxyType(
+                    {p.name: _freeze(p.default) for p in parameters if isinstance(p.default, list | dict)}
+                ),
             )
     return Catalogue(
         classes=MappingProxyType(classes),

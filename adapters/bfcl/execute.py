@@ -22,7 +22,7 @@ import attrs
 
 from prefixexec.kernel import Label
 
-from .backend import Catalogue, Entry, MethodInfo, catalogue, long_context
+from .backend import Catalogue, Entry, MethodInfo, catalogue, long_context, thaw
 from .parse import ParsedCall
 
 #: BFCL's prefix for a call that raised (multi_turn_utils.execute_multi_turn_func_call).
@@ -400,6 +400,8 @@ class World:
     def execute(self, info: MethodInfo, bound: Mapping[str, Any]) -> Execution:
         """Run a checked call on the owning instance; never lets an exception escape."""
         arguments = {name: copy_literal(value) for name, value in bound.items()}
+        for name, default in info.defaults.items():  # BFCL-DEFAULTS: a fresh copy, not the shared one
+            arguments.setdefault(name, thaw(default))
         target = getattr(self.instances[info.cls], info.name)
         if info.cls == "MathAPI":
             return _isolated_math(target, arguments)
