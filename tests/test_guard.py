@@ -48,10 +48,8 @@ def rules_file(tmp_path: Path, text: str) -> str:
     return str(path)
 
 
-def readback(trace: str, tmp_path: Path, *extra: str) -> dict[str, Any]:
-    """``prefixexec explain --adapter otel --json`` on the trace: the one rollout's row."""
-    path = tmp_path / "trace.jsonl"
-    path.write_text(trace, encoding="utf-8")
+def explained(path: Path, *extra: str) -> dict[str, Any]:
+    """``prefixexec explain --adapter otel --json`` on a trace file: the one rollout's row."""
     done = subprocess.run(
         [
             sys.executable,
@@ -73,6 +71,13 @@ def readback(trace: str, tmp_path: Path, *extra: str) -> dict[str, Any]:
     (line,) = done.stdout.splitlines()
     row: dict[str, Any] = json.loads(line)
     return row
+
+
+def readback(trace: str, tmp_path: Path, *extra: str) -> dict[str, Any]:
+    """:func:`explained` on the trace text, written to a file."""
+    path = tmp_path / "trace.jsonl"
+    path.write_text(trace, encoding="utf-8")
+    return explained(path, *extra)
 
 
 @pytest.mark.spec("GUARD-CHECKS", "GUARD-API")

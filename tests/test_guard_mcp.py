@@ -27,6 +27,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult
+from test_guard import explained
 
 from conftest import REPO
 
@@ -77,27 +78,6 @@ def reached(record: Path) -> list[tuple[str, dict[str, Any]]]:
     return found
 
 
-def explained(trace: Path) -> dict[str, Any]:
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "prefixexec",
-            "explain",
-            "--adapter",
-            "otel",
-            "--success-attr",
-            "@ok",
-            "--json",
-            str(trace),
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    (line,) = done.stdout.splitlines()
-    row: dict[str, Any] = json.loads(line)
-    return row
 
 
 def first_failure(results: Sequence[CallToolResult]) -> tuple[int, str]:
