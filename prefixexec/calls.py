@@ -25,7 +25,7 @@ from typing import Any, cast
 
 import attrs
 
-from prefixexec.adapters.errors import ArgumentError
+from prefixexec.adapters.errors import ArgumentError as ArgumentError  # re-exported: prefixexec.ArgumentError
 
 #: Options every function sets itself: the document is always JSON, nothing goes to stderr.
 FIXED = ("json", "quiet", "help")

@@ -6,6 +6,7 @@ states the expected outcome as read off that input; the real runs are in test_ta
 
 from __future__ import annotations
 
+import ast
 import json
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,7 @@ from prefixexec.adapters import AdapterOptions, InputError, taubench
 from prefixexec.adapters.labels import LabelRules, load_label_rules
 from prefixexec.kernel import Label
 
-from conftest import REPO
+from conftest import REAL, REPO, real_text
 
 DATA = REPO / "tests" / "data" / "taubench"
 HOTEL_ES = DATA / "hotel-es.json"
@@ -493,3 +494,25 @@ def test_a_file_nested_too_deeply_is_an_input_error(
     path.write_text("[" * 200_000 + "]" * 200_000, encoding="utf-8")
     code, out, err = run(["score", "--adapter", "taubench", str(path)], capsys)
     assert (code, out, err) == (2, "", f"prefixexec: error: {path}: not valid JSON: nested too deeply\n")
+
+
+@pytest.mark.spec("TAU-UNKNOWN-ACTION", "LABEL-MASK")
+def test_an_unknown_action_keeps_its_label_when_an_argument_is_the_word_unknown() -> None:
+    # The real assertions-agent run, record of task 98: call 5 is modify_pending_order_address with
+    # address1 = zip = 'Unknown' (read from the raw file here). Had the agent named a tool tau-bench
+    # does not have, v1 would answer "Unknown action <tool>"; masking the argument 'Unknown' made
+    # that unlabelled, and the audit's unknown-action mutant of this call a miss.
+    from prefixexec.adapters.taubench.semantics import classify
+
+    run = REAL / "tau-bench-v1-retail" / "assertions-agent-none-0.1_range_0-100_6_18_2025.json.zst"
+    record = next(r for r in json.loads(real_text(run)) if r["task_id"] == 98)
+    calls = [c["function"] for m in record["traj"] for c in (m.get("tool_calls") or [])]
+    arguments = ast.literal_eval(calls[4]["arguments"])  # the file writes them as a Python literal
+    assert calls[4]["name"] == "modify_pending_order_address" and arguments["address1"] == "Unknown"
+    tool = "modify_pending_order_address_nonexistent"
+    labels, note = classify(f"Unknown action {tool}", arguments, (), tool=tool)
+    assert labels == (Label.SCHEMA,) and note == ""
+    # Only tau-bench's own whole message is read unmasked: the argument still masks other text.
+    labels, _ = classify("Unknown zip: invalid", arguments, (), tool=tool)
+    assert labels == (Label.SCHEMA,)  # "invalid" is the env's word, still matched
+    assert classify("Unknown action", arguments, (), tool=tool)[0] == ()

@@ -160,6 +160,7 @@ def classify(
     seen: Sequence[str],
     rules: LabelRules = NO_RULES,
     id_prefixes: Sequence[str] = (),
+    tool: str | None = None,
 ) -> tuple[tuple[Label, ...], str]:
     """Labels of a rejected call from its tool message, and a note for the reason.
 
@@ -167,9 +168,12 @@ def classify(
     rule that matches gives the only label (LABEL-RULES); otherwise every built-in family that
     matches (TAU-LABELS), ``not found`` being ``information`` when an identifier it is about never
     occurred in ``seen`` and ``dependency`` otherwise (TAU-ENTITY, TAU-ENTITY-NORM). A message
-    that matches no family is unlabelled (LABEL-UNMATCHED), its reason noting it.
+    that matches no family is unlabelled (LABEL-UNMATCHED), its reason noting it. tau-bench v1's
+    own ``Unknown action <tool>`` (the whole message, ``tool`` the call's name) holds no argument
+    value and is matched unmasked (TAU-UNKNOWN-ACTION): an argument ``'Unknown'`` must not hide it.
     """
-    masked = mask_arguments(message, arguments)
+    unmasked = tool is not None and message.strip() == f"Unknown action {tool}"
+    masked = message if unmasked else mask_arguments(message, arguments)
     for rule in rules.rules:
         if rule.pattern.search(masked):
             return (rule.label,), f" [label rule {rule.pattern.pattern!r}]"
@@ -230,7 +234,9 @@ class TauSemantics:
             )
         if exchange.accepted:  # TAU-EXEC
             return Accepted(TauState(task, state.position + 1, seen), exchange.observation)
-        labels, note = classify(exchange.observation, call.arguments, seen, task.rules, task.id_prefixes)
+        labels, note = classify(
+            exchange.observation, call.arguments, seen, task.rules, task.id_prefixes, call.name
+        )
         return Rejected(labels, shorten(f"{name}: {exchange.observation}") + note)
 
 
