@@ -553,7 +553,7 @@ def test_taubench_audit_fails_when_labels_are_wrong(
     monkeypatch.setattr(
         taubench.semantics,
         "classify",
-        lambda message, arguments, seen, rules, id_prefixes: ((Label.STATE_CONSISTENCY,), ""),
+        lambda message, arguments, seen, rules, id_prefixes, tool=None: ((Label.STATE_CONSISTENCY,), ""),
     )
     code, document = audit_json(["audit", "--adapter", "taubench", str(TAU)], capsys)
     ops = operators(document)
