@@ -167,12 +167,10 @@ def _head(path: str) -> tuple[bytes, str | None]:
     """The first :data:`HEAD_BYTES` of a file, opened with the checks every input gets (no
     device, FIFO or pseudo-file: HOSTILE-DEVICE, HOSTILE-FIFO, HOSTILE-PSEUDO); of a gzip or zstd
     file, its first decompressed bytes and the compression's name (INPUT-COMPRESSED, DETECT-MAGIC)."""
-    from .inputs import compression, open_binary, reading
+    from .inputs import compressed_as, open_binary, reading
 
-    with reading(path), open_binary(path, decompress=False) as raw:
-        kind = compression(raw.read(4))
     with reading(path), open_binary(path) as handle:
-        return handle.read(HEAD_BYTES), kind
+        return handle.read(HEAD_BYTES), compressed_as(handle)
 
 
 def _top_level_keys(text: str) -> list[str]:

@@ -207,29 +207,31 @@ class _Decompressed(io.RawIOBase):
         self.path = path
         self.out = 0
         self.stream: Any
+        #: What the decompressor raises for a corrupt stream (an OSError with an errno is a read
+        #: fault of the file itself, left to :func:`reading`); imported once, not per read.
+        self.faults: tuple[type[BaseException], ...]
         if kind == "gzip":
             import gzip
+            import zlib
 
             self.stream = gzip.GzipFile(fileobj=self.counted, mode="rb")
+            self.faults = (OSError, zlib.error)
         else:
             import zstandard
 
             counted = cast(IO[bytes], self.counted)  # a RawIOBase is a binary stream
             self.stream = zstandard.ZstdDecompressor().stream_reader(counted, read_across_frames=True)
+            self.faults = (OSError, zstandard.ZstdError)
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer: Any) -> int:
-        import zlib
-
-        import zstandard
-
         try:
             data = self.stream.read(len(buffer))
         except EOFError:
             raise InputError(self.path, f"the {self.kind} stream ends early (a truncated file)") from None
-        except (OSError, zlib.error, zstandard.ZstdError) as exc:
+        except self.faults as exc:
             if isinstance(exc, OSError) and exc.errno is not None:
                 raise
             raise InputError(self.path, f"not a valid {self.kind} stream ({exc})") from None
@@ -261,14 +263,20 @@ def _decompressing(handle: io.BufferedReader, path: str) -> IO[bytes]:
     return io.BufferedReader(_Decompressed(handle, kind, path), buffer_size=1 << 16)
 
 
-def open_binary(path: str, expected: str = "a file", decompress: bool = True) -> IO[bytes]:
+def compressed_as(stream: IO[bytes]) -> str | None:
+    """``"gzip"`` or ``"zstd"`` when ``stream`` (from :func:`open_binary`) is being
+    decompressed, else None: what a reader that cannot take a stream needs to know, without
+    opening the file again."""
+    raw = stream.raw if isinstance(stream, io.BufferedReader) else None
+    return raw.kind if isinstance(raw, _Decompressed) else None
+
+
+def open_binary(path: str, expected: str = "a file") -> IO[bytes]:
     """``path`` opened for reading in binary, after the checks of :func:`check_input_file` on the
     path and on the opened descriptor; InputError when the file is unfit or cannot be opened.
-    A gzip or zstd file is decompressed as it is read (INPUT-COMPRESSED), unless ``decompress``
-    is false (a reader that looks at the compressed bytes themselves)."""
+    A gzip or zstd file is decompressed as it is read (INPUT-COMPRESSED; :func:`compressed_as`
+    says which)."""
     handle = _open_checked(path, expected)
-    if not decompress:
-        return handle
     try:
         with reading(path, expected):
             return _decompressing(handle, path)
@@ -278,10 +286,10 @@ def open_binary(path: str, expected: str = "a file", decompress: bool = True) ->
 
 
 def open_seekable(path: str, expected: str = "a file") -> IO[bytes]:
-    """:func:`open_binary` for a reader that seeks (a ZIP archive, a Parquet file): a compressed
+    """:func:`open_binary` for a reader that seeks (an ``.eval`` ZIP archive): a compressed
     file is decompressed into a temporary file first (bounded as HOSTILE-COMPRESSED says)."""
     handle = open_binary(path, expected)
-    if not isinstance(handle, io.BufferedReader) or isinstance(handle.raw, _Decompressed):
+    if compressed_as(handle) is not None:
         import shutil
         import tempfile
 
@@ -353,6 +361,7 @@ __all__ = [
     "PSEUDO_FILESYSTEMS",
     "ZSTD_MAGIC",
     "check_input_file",
+    "compressed_as",
     "compression",
     "descriptor_name",
     "fault",

@@ -28,7 +28,7 @@ from prefixexec.kernel.accumulator import NO_LABEL, RolloutArrays
 from prefixexec.kernel.actions import LABEL_ORDER, parse_label
 
 from .errors import InputError
-from .inputs import check_input_file, compression, open_binary, read_bytes, reading
+from .inputs import check_input_file, compressed_as, open_binary, reading
 from .records import repeated_key_message
 from .text import one_line
 
@@ -101,10 +101,9 @@ def open_file(path: str) -> pq.ParquetFile:
     check_input_file(path)  # no device, FIFO or pseudo-file (HOSTILE-*): pyarrow opens the path
     source: Any = path
     if os.path.exists(path):
-        with reading(path, "a Parquet file"), open_binary(path, "a Parquet file", decompress=False) as handle:
-            compressed = compression(handle.read(4)) is not None
-        if compressed:  # a .parquet.gz or .zst: decompressed into memory (INPUT-COMPRESSED, bounded)
-            source = pa.BufferReader(read_bytes(path, "a Parquet file"))
+        with reading(path, "a Parquet file"), open_binary(path, "a Parquet file") as handle:
+            if compressed_as(handle) is not None:  # .parquet.gz or .zst: read into memory (INPUT-COMPRESSED)
+                source = pa.BufferReader(handle.read())
     try:
         check_schema(path, pq.read_schema(source))
         # String columns come back dictionary-encoded: no Python object per row.
