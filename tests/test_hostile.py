@@ -603,7 +603,28 @@ def test_special_files_are_written_directly(tmp_path: Path, capsys: pytest.Captu
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     received: list[bytes] = []
-    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    # The reader opens the FIFO before the command runs (a thread's open could come after the
+    # command's, which then finds no reader: HOSTILE-OUTPUT-SPECIAL refuses that, by design).
+    read_end = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    os.set_blocking(read_end, True)
+
+    def read_all() -> None:
+        # With no writer yet a read gives EOF at once: wait (up to 30 s) for the first bytes, then
+        # read to the end the command's close makes.
+        chunks: list[bytes] = []
+        deadline = time.monotonic() + 30
+        with os.fdopen(read_end, "rb", buffering=0) as handle:
+            while True:
+                chunk = handle.read(1 << 16)
+                if chunk:
+                    chunks.append(chunk)
+                elif chunks or time.monotonic() > deadline:
+                    break
+                else:
+                    time.sleep(0.01)
+        received.append(b"".join(chunks))
+
+    reader = threading.Thread(target=read_all)
     reader.start()
     code, _, err = run(capsys, *SCORE, "--adapter", "records", str(path), "--output", str(fifo))
     reader.join(30)
