@@ -11,7 +11,6 @@ out of range raises ``ValueError`` naming the argument.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -27,6 +26,7 @@ if TYPE_CHECKING:
     from prefixexec.inference import ConditionResult
     from prefixexec.kernel import ConditionMetrics, Rollout
     from prefixexec.kernel.estimators import Decomposition
+    from prefixexec.options import AdapterArguments
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -350,16 +350,17 @@ def bootstrap(
 # Reading (API-READ)
 
 
-def _namespace(adapter: str, paths: Sequence[str], options: Mapping[str, object]) -> argparse.Namespace:
-    """The command line's arguments for ``adapter`` and keyword ``options`` (unknown ones: TypeError)."""
+def adapter_arguments(adapter: str, paths: Sequence[str], options: Mapping[str, object]) -> AdapterArguments:
+    """The typed arguments of ``adapter`` and keyword ``options``, as the command line makes them
+    of its own (API-PIPELINE; an unknown keyword is a TypeError)."""
+    from prefixexec.options import AdapterArguments
+
     unknown = sorted(set(options) - set(ADAPTER_OPTIONS))
     if unknown:
         raise TypeError(
             f"unknown adapter option(s) {', '.join(unknown)}; the options are {', '.join(ADAPTER_OPTIONS)}"
         )
-    values: dict[str, object] = {name: None for name in ADAPTER_OPTIONS}
-    values.update(options)
-    return argparse.Namespace(adapter=adapter, files=list(paths), select=None, **values)
+    return AdapterArguments(adapter, list(paths), **options)  # type: ignore[arg-type]  # checked next
 
 
 def _paths(source: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[str]:
@@ -384,9 +385,9 @@ def _resolve(adapter: str, paths: Sequence[str]) -> str:
 
 def adapter_options(adapter: str, paths: Sequence[str], **options: object) -> AdapterOptions:
     """The adapter options of keyword ``options``, checked as the command line checks them."""
-    from prefixexec.cli import adapter_options as cli_options
+    from prefixexec.options import adapter_options as checked
 
-    return cli_options(_namespace(adapter, paths, options))
+    return checked(adapter_arguments(adapter, paths, options))
 
 
 _checked_options = adapter_options
@@ -754,12 +755,10 @@ def score(
     fed, label, success). ``select``: ``KEY=GLOB`` or ``KEY=@FILE`` patterns (OUT-SELECT).
     ``bootstrap=0`` turns intervals off. Bad input raises :class:`prefixexec.InputError`.
     """
-    from prefixexec.cli import signature_options
     from prefixexec.inference import score_document
     from prefixexec.kernel.bootstrap import BootstrapSettings
-    from prefixexec.options import InputOptions, ScoreOptions
+    from prefixexec.options import InputOptions, ScoreOptions, signature_of
     from prefixexec.pipeline import score as run_score
-    from prefixexec.signature import Signature
 
     if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 0:
         raise ValueError(f"'bootstrap' must be an integer >= 0: {bootstrap!r}")
@@ -793,13 +792,8 @@ def score(
         source_options = InputOptions(
             adapter=name, files=files, adapter_options=checked, select=patterns, keep=True
         )
-    signature = Signature(
-        adapter=name,
-        adapter_options=signature_options(_namespace(name, [], adapter_options)),
-        bootstrap=bootstrap,
-        seed=seed,
-        level=level,
-        paired=not unpaired,
+    signature = signature_of(
+        adapter_arguments(name, [], adapter_options), bootstrap, seed, level, not unpaired
     )
     options = ScoreOptions(
         input=source_options, bootstrap=settings, signature=signature, paired=not unpaired, quiet=True
@@ -830,19 +824,9 @@ def _no_options() -> AdapterOptions:
 
 
 def _signature(name: str, options: Mapping[str, object], bootstrap: int, seed: int, level: float) -> str:
-    from prefixexec.cli import signature_options
-    from prefixexec.signature import Signature
+    from prefixexec.options import signature_of
 
-    return str(
-        Signature(
-            adapter=name,
-            adapter_options=signature_options(_namespace(name, [], options)),
-            bootstrap=bootstrap,
-            seed=seed,
-            level=level,
-            paired=True,
-        )
-    )
+    return str(signature_of(adapter_arguments(name, [], options), bootstrap, seed, level))
 
 
 __all__ = [

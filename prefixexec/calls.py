@@ -80,41 +80,44 @@ def _converted(action: argparse.Action, keyword: str, value: object) -> object:
     return result
 
 
-def _set(args: argparse.Namespace, action: argparse.Action, keyword: str, value: object) -> None:
+#: A command's arguments by ``dest``, as its parser would give them (the command line makes its
+#: typed options of them: :func:`prefixexec.cli.run_values`, API-PIPELINE).
+Values = dict[str, Any]
+
+
+def _set(args: Values, action: argparse.Action, keyword: str, value: object) -> None:
     if action.nargs == 0:  # a flag
         if not isinstance(value, bool):
             raise ArgumentError(keyword, f"{keyword!r} is a flag: True or False, got {value!r}")
-        setattr(args, action.dest, action.const if value else action.default)
+        args[action.dest] = action.const if value else action.default
     elif isinstance(action, argparse._AppendAction):
         items = list(value) if isinstance(value, list | tuple) else [value]
         converted = [_converted(action, keyword, v) for v in items]
         if isinstance(action, argparse._ExtendAction):  # each value a list, joined as the parser does
             converted = [item for v in converted for item in cast(list[object], v)]
-        setattr(args, action.dest, converted)
+        args[action.dest] = converted
     else:
-        setattr(args, action.dest, _converted(action, keyword, value))
+        args[action.dest] = _converted(action, keyword, value)
 
 
-def namespace(
+def values(
     command: str, positional: Mapping[str, object], given: Mapping[str, object], function: str
-) -> argparse.Namespace:
+) -> Values:
     """The arguments of ``command`` from its positional values and keyword options, with the
     parser's defaults for the rest; an unknown or missing option is a ``TypeError``."""
     parser = _command_parser(command)
-    args = argparse.Namespace(command=command)
+    args: Values = {}
     by_keyword: dict[str, argparse.Action] = {}
     for action in parser._actions:
         if isinstance(action, argparse._HelpAction):
             continue
         default = action.default
-        setattr(args, action.dest, list(default) if isinstance(default, list) else default)
+        args[action.dest] = list(default) if isinstance(default, list) else default
         keyword = _keyword(action)
         if keyword is not None and keyword not in FIXED:
             by_keyword[keyword] = action
-    for dest, value in positional.items():
-        setattr(args, dest, value)
-    for name, value in parser._defaults.items():
-        setattr(args, name, value)
+    args.update(positional)
+    args.update(parser._defaults)
     unknown = sorted(set(given) - set(by_keyword))
     if unknown:
         known = ", ".join(sorted(by_keyword))
@@ -123,12 +126,12 @@ def namespace(
         if value is not None:
             _set(args, by_keyword[keyword], keyword, value)
     for keyword, action in by_keyword.items():
-        if action.required and getattr(args, action.dest) is None:
+        if action.required and args[action.dest] is None:
             raise TypeError(f"{function}() needs the option {keyword}")
     return args
 
 
-def _source(args: argparse.Namespace, source: object) -> None:
+def _source(args: Values, source: object) -> None:
     """``source`` as the command's input files, or as rollouts read here (API-SOURCES)."""
     from prefixexec.api import _frame_records, _is_frame, from_records, records_of
 
@@ -136,33 +139,24 @@ def _source(args: argparse.Namespace, source: object) -> None:
     if _is_frame(source):
         records, shown = _frame_records(source), "<DataFrame>"
     elif isinstance(source, str | os.PathLike):
-        args.files = [os.fspath(source)]
+        args["files"] = [os.fspath(source)]
         return
     elif isinstance(source, Iterable):
         items: list[Any] = list(source)
         if items and all(isinstance(i, Mapping) for i in items):
             records, shown = records_of(items), "<records>"
         elif all(isinstance(i, str | os.PathLike) for i in items):
-            args.files = [os.fspath(i) for i in items]
+            args["files"] = [os.fspath(i) for i in items]
             return
     if records is None:
         raise ArgumentError(
             "source", "'source' must be paths, record dicts, or a pandas/polars DataFrame of outcomes"
         )
-    if getattr(args, "adapter", "auto") not in ("auto", "records"):
+    if args.get("adapter", "auto") not in ("auto", "records"):
         raise TypeError("record dicts and data frames are read as records: no other adapter applies")
-    args._rollouts = from_records(records)
-    args.adapter = "records"
-    args.files = [shown]
-
-
-def _handler(command: str) -> Any:
-    from prefixexec import cli
-
-    builtin = {"score": cli._score, "compare": cli._compare, "adapters": cli._adapters}
-    if command in builtin:
-        return builtin[command]
-    return _command_module(command).run
+    args["_rollouts"] = from_records(records)
+    args["adapter"] = "records"
+    args["files"] = [shown]
 
 
 def _document(command: str, text: str) -> Any:
@@ -171,21 +165,18 @@ def _document(command: str, text: str) -> Any:
     return json.loads(text)
 
 
-def run(args: argparse.Namespace) -> Result:
-    """Run a command on prepared arguments, reading its ``--json`` output (API-RESULT)."""
-    from prefixexec.adapters.limits import EXIT_SIGINT, EXIT_SIGTERM, guarded
-    from prefixexec.cli import resolve_adapter
+def run(command: str, args: Values) -> Result:
+    """Run a command on prepared arguments, reading its ``--json`` output (API-RESULT): the
+    command line makes its typed options and runs it (:func:`prefixexec.cli.run_values`)."""
+    from prefixexec.adapters.limits import EXIT_SIGINT, EXIT_SIGTERM
+    from prefixexec.cli import run_values
 
-    args.json = True
-    args.quiet = True
     buffer = io.StringIO()
-    args._stdout = buffer
-    resolve_adapter(args)
-    status = guarded(_handler(args.command), args)
+    status = run_values(command, {**args, "json": True, "quiet": True}, output=buffer)
     if status in (EXIT_SIGINT, EXIT_SIGTERM):
         raise KeyboardInterrupt
     text = buffer.getvalue()
-    return Result(args.command, _document(args.command, text), status, text)
+    return Result(command, _document(command, text), status, text)
 
 
 def arguments(
@@ -194,9 +185,9 @@ def arguments(
     positional: Mapping[str, object] | None = None,
     /,
     **given: object,
-) -> argparse.Namespace:
+) -> Values:
     """The arguments of command ``name`` with ``source`` as its input and ``given`` as its options."""
-    args = namespace(name, positional or {}, given, name.replace("-", "_"))
+    args = values(name, positional or {}, given, name.replace("-", "_"))
     if source is not None:
         _source(args, source)
     return args
@@ -206,7 +197,7 @@ def call(
     name: str, source: object = None, positional: Mapping[str, object] | None = None, /, **given: object
 ) -> Result:
     """Run command ``name`` with ``source`` as its input files and ``given`` as its options."""
-    return run(arguments(name, source, positional, **given))
+    return run(name, arguments(name, source, positional, **given))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -463,38 +454,28 @@ class ReportResult:
         return f"ReportResult({shown}, {where})"
 
 
-def _command_module(name: str) -> Any:
-    """The module of command ``name``, found as the command line finds it (by its ``NAME``)."""
-    from prefixexec.cli import _plugin_commands
-
-    (module,) = [m for m in _plugin_commands(name) if m.NAME == name]
-    return module
-
-
-def _report(name: str, args: argparse.Namespace, out: str | None) -> ReportResult:
+def _report(name: str, args: Values, out: str | None) -> ReportResult:
     """Run ``report`` or ``demo``'s rendering in memory (the command module's ``render`` and
-    ``steps``), writing the folder when ``out`` is given."""
-    from prefixexec.adapters.limits import EXIT_SIGINT, EXIT_SIGTERM, guarded
-    from prefixexec.cli import resolve_adapter
+    ``steps`` on its typed options), writing the folder when ``out`` is given."""
+    from prefixexec.adapters.limits import EXIT_SIGINT, EXIT_SIGTERM
+    from prefixexec.cli import _command_module, run_values
     from prefixexec.report.progress import Progress
 
-    command = _command_module(name)
-    args.quiet = True
-    args.out = out
-    resolve_adapter(args)
+    command: Any = _command_module(name)
     built: list[tuple[Any, dict[str, bytes]]] = []
 
-    def handler(a: argparse.Namespace) -> int:
-        built.append(command.render(a, Progress(command.steps(), enabled=False, label=f"prefixexec {name}")))
+    def handler(options: Any) -> int:
+        progress = Progress(command.steps(), enabled=False, label=f"prefixexec {name}")
+        built.append(command.render(options, progress))
         if out is not None:
-            command.write(a, out, *built[0])
-        elif getattr(a, "rollouts", None) is not None:  # --rollouts is written without a folder too
-            from prefixexec import rollouts
+            command.write(options, out, *built[0])
+        elif name == "report":  # --rollouts is written without a folder too (the demo reads no input)
+            from prefixexec.pipeline import write_rollout_rows
 
-            rollouts.write(a.rollouts, rollouts.rows(built[0][0].rollouts))
+            write_rollout_rows(options.arguments.rollouts_path, built[0][0].rollouts)
         return 0
 
-    if guarded(handler, args) in (EXIT_SIGINT, EXIT_SIGTERM):
+    if run_values(name, {**args, "quiet": True, "out": out}, handler) in (EXIT_SIGINT, EXIT_SIGTERM):
         raise KeyboardInterrupt
     model, files = built[0]
     return ReportResult(model, files, out)

@@ -959,17 +959,17 @@ def check_claims(
     (``format`` detected when ``None``); ``files`` are the trajectories (``adapter`` and its
     options as for :func:`prefixexec.read`). Bad input raises :class:`prefixexec.InputError`.
     """
-    from prefixexec.api import _namespace, _paths, _resolve
-    from prefixexec.cli import adapter_options as cli_options
-    from prefixexec.cli import signature_of
+    from prefixexec.api import _paths, _resolve, adapter_arguments
+    from prefixexec.options import adapter_options as checked
+    from prefixexec.options import signature_of
 
     paths = _paths(files)
     name = _resolve(adapter, paths)
-    args = _namespace(name, paths, adapter_options)
+    arguments = adapter_arguments(name, paths, adapter_options)
     found = read_claims(os.fspath(claims), format, tolerance)
-    runs = read_runs(paths, name, cli_options(args))
-    args.bootstrap, args.seed, args.level = 0, 0, 0.95
-    document = checks_json(found, check(found, runs, best_of), str(signature_of(args)), best_of)
+    runs = read_runs(paths, name, checked(arguments))
+    signature = signature_of(arguments, 0, 0, 0.95)
+    document = checks_json(found, check(found, runs, best_of), str(signature), best_of)
     loaded: dict[str, Any] = json.loads(json.dumps(document, allow_nan=False))
     return loaded
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, NoReturn, Protocol, TextIO, cast
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TextIO, TypeVar, cast
 
 from prefixexec._version import __version__
 
@@ -21,9 +21,13 @@ if TYPE_CHECKING:
     from prefixexec.kernel import Rollout
     from prefixexec.kernel.accumulator import AccumulatorSet
     from prefixexec.kernel.bootstrap import BootstrapSettings
+    from prefixexec.report.model import ReportOptions
 
-    from .options import EngineOptions, InputOptions, ScoreOptions
+    from .options import AdapterArguments, EngineOptions, InputOptions, Resampling, ScoreOptions
     from .signature import Signature
+
+#: A command's typed options (a frozen attrs class).
+T = TypeVar("T")
 
 #: Names this module used to import at the top, still importable from it (PEP 562, on first use).
 _LAZY_NAMES = {
@@ -47,6 +51,9 @@ _LAZY_NAMES = {
     "format_comparisons": "prefixexec.scoring",
     "format_table": "prefixexec.scoring",
     "Signature": "prefixexec.signature",
+    "OPTION_ADAPTERS": "prefixexec.options",
+    "TRACE_ADAPTERS": "prefixexec.options",
+    "installed_version": "prefixexec.options",
 }
 
 
@@ -64,13 +71,15 @@ EXIT_INPUT = 2
 
 
 class Command(Protocol):
-    """A subcommand module in ``prefixexec/commands/``: ``NAME``, ``add_parser``, ``run``."""
+    """A subcommand module in ``prefixexec/commands/``: ``NAME``, ``add_parser``, ``Options``
+    (a frozen attrs class: the command's typed options, made here by :func:`typed`) and
+    ``run(options) -> int`` (API-PIPELINE)."""
 
     NAME: str
 
     def add_parser(self, sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None: ...
 
-    def run(self, args: argparse.Namespace) -> int: ...
+    def run(self, options: Any) -> int: ...
 
 
 #: The commands defined in this module (the others are plugin modules in prefixexec/commands/).
@@ -418,31 +427,51 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
 # Typed options, made once here: the Namespace stays in this module (API-PIPELINE)
 
 
-def input_options(args: argparse.Namespace) -> InputOptions:
-    """What the command reads, checked (CLI-NO-EFFECT, HARNESS-OPTION, ...) before any input is."""
-    from prefixexec.adapters import InputError
+def arguments_of(args: argparse.Namespace) -> AdapterArguments:
+    """The input a command names, as given (:class:`~prefixexec.options.AdapterArguments`;
+    checked later by :func:`prefixexec.options.input_options`)."""
+    from .options import ADAPTER_ARGUMENTS, AdapterArguments
 
-    from .options import InputOptions
-
-    evaluations = getattr(args, "emit_evaluations", None)
-    if evaluations is not None and args.adapter not in TRACE_ADAPTERS:
-        raise InputError(
-            "--emit-evaluations",
-            f"only trace adapters ({', '.join(TRACE_ADAPTERS)}) have spans to key events by",
-        )
-    if evaluations is not None:
-        from prefixexec.adapters.evaluations import check_evaluations_path
-
-        check_evaluations_path(evaluations)  # a protobuf output without its extra: before any input
-    return InputOptions(
-        adapter=args.adapter,
+    given = {name: getattr(args, name, None) for name in ADAPTER_ARGUMENTS}
+    return AdapterArguments(
+        adapter=getattr(args, "adapter", None) or "auto",
         files=list(getattr(args, "files", None) or []),
-        adapter_options=adapter_options(args),
         select=getattr(args, "select", None) or (),
         rollouts_path=getattr(args, "rollouts", None),
         emit_evaluations=getattr(args, "emit_evaluations", None),
         given=getattr(args, "_rollouts", None),  # rollouts the Python API read (API-SOURCES)
+        **given,  # each option as argparse's type made it
     )
+
+
+def resampling_of(args: argparse.Namespace) -> Resampling:
+    """``--bootstrap``, ``--seed``, ``--level`` (:class:`~prefixexec.options.Resampling`)."""
+    from .options import Resampling
+
+    return Resampling(bootstrap=args.bootstrap, seed=args.seed, level=args.level)
+
+
+def report_view(args: argparse.Namespace) -> ReportOptions:
+    """What ``report`` and ``demo`` show (:class:`~prefixexec.report.ReportOptions`)."""
+    from prefixexec.report.model import ReportOptions
+
+    return ReportOptions(
+        checkpoints=args.checkpoints,
+        max_depth=args.max_depth,
+        eligible=args.eligible,
+        bands=not args.no_bands,
+        label_shares=args.label_shares,
+        tex_compact=args.tex_compact,
+        panel=args.panel,
+        figure_size=args.figure_size,
+    )
+
+
+def input_options(args: argparse.Namespace) -> InputOptions:
+    """What the command reads, checked (CLI-NO-EFFECT, HARNESS-OPTION, ...) before any input is."""
+    from .options import input_options as checked
+
+    return checked(arguments_of(args))
 
 
 def engine_options(args: argparse.Namespace) -> EngineOptions:
@@ -471,6 +500,99 @@ def score_options(args: argparse.Namespace) -> ScoreOptions:
     )
 
 
+#: Fields of a command's options made from several arguments (the others are one argument each,
+#: the field named as its ``dest``).
+BUILDERS: dict[str, Callable[[argparse.Namespace], object]] = {
+    "arguments": arguments_of,
+    "resampling": resampling_of,
+    "engine": engine_options,
+    "view": report_view,
+    "stdout": lambda args: stdout(args),
+}
+
+
+def typed(cls: type[T], args: argparse.Namespace) -> T:
+    """A command's typed options (a frozen attrs class, ``Options`` of its module) from its
+    arguments: each field from the argument of its name (a list as a tuple; a field whose
+    argument the command has not keeps its default), or from :data:`BUILDERS` (API-PIPELINE)."""
+    import attrs
+
+    values: dict[str, object] = {}
+    for field in attrs.fields(cls):  # type: ignore[arg-type]  # T is an attrs class
+        if field.name in BUILDERS:
+            values[field.name] = BUILDERS[field.name](args)
+        elif hasattr(args, field.name):
+            value = getattr(args, field.name)
+            values[field.name] = tuple(value) if isinstance(value, list) else value
+    return cls(**values)
+
+
+def command_handler(command: str) -> Callable[[argparse.Namespace], int]:
+    """What runs ``command`` on its parsed arguments: a built-in's function, or the plugin's
+    ``run`` on its typed ``Options`` (made here, inside :func:`guarded`'s error handling)."""
+    builtin: dict[str, Callable[[argparse.Namespace], int]] = {
+        "score": _score,
+        "compare": _compare,
+        "adapters": _adapters,
+    }
+    if command in builtin:
+        return builtin[command]
+    (plugin,) = [p for p in _plugin_commands(command) if p.NAME == command]
+    options_class = getattr(plugin, "Options", None)
+    if options_class is None:  # a command still on the Namespace protocol (run(args))
+        return plugin.run
+    return lambda args: plugin.run(typed(options_class, args))
+
+
+def run_values(
+    command: str,
+    values: Mapping[str, object],
+    handler: Callable[[Any], int] | None = None,
+    output: TextIO | None = None,
+) -> int:
+    """Run ``command`` on its arguments given as values by ``dest`` (the Python API, API-COMMANDS):
+    the adapter detected, output checks and signals as on the command line (:func:`guarded`),
+    the typed options made here; ``handler`` (default: the command's) takes the typed options,
+    ``output`` is where the command writes what it prints."""
+    from prefixexec.adapters.limits import guarded
+
+    args = argparse.Namespace(command=command, **values)
+    args._stdout = output
+    resolve_adapter(args)
+    if handler is None:
+        return guarded(command_handler(command), args)
+    options_class = cast(Any, _command_module(command)).Options
+    chosen = handler
+    return guarded(lambda a: chosen(typed(options_class, a)), args)
+
+
+def _command_module(command: str) -> Command:
+    (module,) = [m for m in _plugin_commands(command) if m.NAME == command]
+    return module
+
+
+def adapter_options(args: argparse.Namespace) -> AdapterOptions:
+    """The adapter options given on the command line (:func:`prefixexec.options.adapter_options`)."""
+    from .options import adapter_options as checked
+
+    return checked(arguments_of(args))
+
+
+def check_harness_errors(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """``--harness-errors`` and its BFCL alias ``--inference-errors``, checked (HARNESS-OPTION)."""
+    from .options import check_harness_errors as check
+
+    return check(arguments_of(args))
+
+
+def read_input(args: argparse.Namespace) -> list[Rollout]:
+    """Read every input file with the chosen adapter (all validated before scoring), keeping the
+    rollouts that ``--select`` selects (OUT-SELECT; :func:`prefixexec.pipeline.read_rollouts`)."""
+    from .pipeline import read_rollouts
+
+    return read_rollouts(input_options(args))
+
+
 def read_scored_input(
     args: argparse.Namespace,
     client: Client | None = None,
@@ -492,200 +614,31 @@ def check_rollouts_path(path: str) -> None:
 
 def write_rollout_rows(args: argparse.Namespace, rollouts: Sequence[Rollout] | None) -> None:
     """Write ``--rollouts PATH`` when it was given (after the main output)."""
-    path = getattr(args, "rollouts", None)
-    if path is not None and rollouts is not None:
-        from prefixexec.rollouts import rows, write
+    from .pipeline import write_rollout_rows as write
 
-        write(path, rows(rollouts))
-
-
-def read_accumulators(
-    args: argparse.Namespace,
-    client: Client | None = None,
-    on_rows: Callable[[int], None] | None = None,
-) -> AccumulatorSet:
-    """Accumulate the input with the chosen engine (:func:`prefixexec.pipeline.read_accumulators`)."""
-    from .pipeline import read_accumulators as accumulate
-
-    return accumulate(input_options(args), engine_options(args), client, on_rows)
-
-
-def evaluation_rules(args: argparse.Namespace) -> str:
-    """TRACE-EVALUATIONS: the hash of the rule set that labelled the failures of this run."""
-    from prefixexec.adapters.evaluations import rule_set_hash
-
-    rules = getattr(args, "label_rules", None)
-    digest = ""
-    if rules is not None:
-        from prefixexec.adapters.labels import file_digest
-
-        digest = file_digest(rules)
-    return rule_set_hash(digest, getattr(args, "error_pattern", None))
+    write(getattr(args, "rollouts", None), rollouts)
 
 
 def signature_of(args: argparse.Namespace) -> Signature:
     """The signature of the settings on the command line."""
-    from .signature import Signature
+    from .options import signature_of as signature
 
-    return Signature(
-        adapter=args.adapter,
-        adapter_options=signature_options(args),
-        bootstrap=args.bootstrap,
-        seed=args.seed,
-        level=args.level,
-        paired=not getattr(args, "unpaired", False),
-    )
+    paired = not getattr(args, "unpaired", False)
+    return signature(arguments_of(args), args.bootstrap, args.seed, args.level, paired)
 
 
 def signature_options(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
     """The adapter settings that can change the numbers, for the signature (OUT-SIGNATURE)."""
-    from prefixexec.adapters import ADAPTERS
+    from .options import signature_options as found
 
-    found: list[tuple[str, str]] = []
-    backend = ADAPTERS[args.adapter].backend
-    if backend is not None:
-        found.append((backend, installed_version(backend)))
-    for name in ("category", "threshold", "scorer", "by", "task_attr", "success_attr", "bfcl_decoder"):
-        value = getattr(args, name, None)
-        if value is not None:
-            found.append((name, f"{value:g}" if isinstance(value, float) else str(value)))
-    pattern = getattr(args, "error_pattern", None)
-    if pattern is not None:
-        import hashlib
-
-        digest = hashlib.sha256(pattern.encode("utf-8")).hexdigest()[:12]
-        found.append(("error-pattern", f"sha256:{digest}"))
-    rules = getattr(args, "label_rules", None)
-    if rules is not None:
-        from prefixexec.adapters.labels import file_digest
-
-        found.append(("label-rules", file_digest(rules)))
-    from prefixexec.adapters import harness
-
-    if args.adapter in harness.ADAPTERS:  # HARNESS-SIGNATURE: the choice, or the benchmark's default
-        chosen = getattr(args, "harness_errors", None) or getattr(args, "inference_errors", None)
-        found.append(("harness-errors", chosen or harness.SIGNATURE_DEFAULTS[args.adapter]))
-    if getattr(args, "unit", None) == "turn":
-        found.append(("unit", "turn"))
-    return tuple(found)
-
-
-def installed_version(distribution: str) -> str:
-    """The installed version of a distribution, or ``missing``."""
-    import importlib.metadata
-
-    try:
-        return importlib.metadata.version(distribution)
-    except importlib.metadata.PackageNotFoundError:
-        return "missing"
+    return found(arguments_of(args))
 
 
 def settings_of(args: argparse.Namespace) -> BootstrapSettings | None:
     """Bootstrap settings, or None when intervals are off (--bootstrap 0)."""
-    if args.bootstrap == 0:
-        return None
-    from prefixexec.kernel.bootstrap import BootstrapSettings
+    from .options import bootstrap_settings
 
-    return BootstrapSettings(B=args.bootstrap, seed=args.seed, level=args.level)
-
-
-def adapter_options(args: argparse.Namespace) -> AdapterOptions:
-    """The adapter options given on the command line."""
-    from prefixexec.adapters import AdapterOptions, InputError
-
-    check_option_effect(args)
-    if args.by is not None and args.adapter != "toolsandbox":
-        raise InputError("--by", f"only the toolsandbox adapter splits by {args.by}, not {args.adapter!r}")
-    if getattr(args, "unit", None) is not None:  # TURN-UNIT: before any input is read
-        from prefixexec.adapters.turns import check_unit
-
-        check_unit(args.unit, args.adapter)
-    harness_errors, inference_errors = check_harness_errors(args)
-    label_rules = getattr(args, "label_rules", None)
-    if label_rules is not None:
-        from prefixexec.adapters.labels import load_label_rules
-
-        load_label_rules(label_rules, args.adapter)  # checks the file before any input is read
-    extra = {
-        name: getattr(args, name)
-        for name in ("task_attr", "success_attr", "bfcl_decoder")
-        if getattr(args, name, None) is not None
-    }
-    return AdapterOptions(
-        extra=extra,
-        model=args.model,
-        method=args.method,
-        category=args.category,
-        threshold=args.threshold,
-        scorer=args.scorer,
-        error_pattern=args.error_pattern,
-        by=args.by,
-        label_rules=label_rules,
-        harness_errors=harness_errors,
-        inference_errors=inference_errors,
-        unit=getattr(args, "unit", None) or "call",
-    )
-
-
-def check_harness_errors(args: argparse.Namespace) -> tuple[str | None, str | None]:
-    """``--harness-errors`` and its BFCL alias ``--inference-errors``, checked (HARNESS-OPTION)."""
-    from prefixexec.adapters import InputError, harness
-
-    chosen = getattr(args, "harness_errors", None)
-    alias = getattr(args, "inference_errors", None)
-    if alias is not None and args.adapter != "bfcl":
-        raise InputError("--inference-errors", f"only applies with --adapter bfcl, not {args.adapter!r}")
-    if chosen is not None and args.adapter not in harness.ADAPTERS:
-        raise InputError(
-            "--harness-errors",
-            f"has no effect with --adapter {args.adapter}: its input records no harness errors "
-            f"(it applies with --adapter {', '.join(harness.ADAPTERS)})",
-        )
-    if chosen is not None and alias is not None and chosen != alias:
-        raise InputError(
-            "--inference-errors", f"says {alias}, --harness-errors says {chosen}: give one of them"
-        )
-    return chosen, alias
-
-
-def read_input(args: argparse.Namespace) -> list[Rollout]:
-    """Read every input file with the chosen adapter (all validated before scoring), keeping the
-    rollouts that ``--select`` selects (OUT-SELECT; :func:`prefixexec.pipeline.read_rollouts`)."""
-    from .pipeline import read_rollouts
-
-    return read_rollouts(input_options(args))
-
-
-#: Which adapters each adapter option affects; given with any other adapter it is an error
-#: (CLI-NO-EFFECT): an option that cannot change the numbers must not be silently ignored.
-#: The trace adapters (TRACE-*): they take --task-attr, --success-attr, --error-pattern too.
-TRACE_ADAPTERS = ("agents", "atif", "langsmith", "mlflow", "openinference", "otel")
-OPTION_ADAPTERS: dict[str, tuple[str, ...]] = {
-    "model": ("bfcl", "chat", "inspect", "taubench", "toolsandbox", *TRACE_ADAPTERS),
-    "method": ("bfcl", "chat", "inspect", "taubench", "toolsandbox", *TRACE_ADAPTERS),
-    "category": ("bfcl",),
-    "bfcl_decoder": ("bfcl",),
-    "threshold": ("inspect", "toolsandbox", *TRACE_ADAPTERS),
-    "scorer": ("inspect",),
-    "error_pattern": ("chat", *TRACE_ADAPTERS),
-    "task_attr": TRACE_ADAPTERS,
-    "success_attr": TRACE_ADAPTERS,
-}
-
-
-def check_option_effect(args: argparse.Namespace) -> None:
-    """Refuse an adapter option that has no effect with the chosen adapter (CLI-NO-EFFECT)."""
-    from prefixexec.adapters import InputError
-
-    for name, adapters in OPTION_ADAPTERS.items():
-        if getattr(args, name, None) is not None and args.adapter not in adapters:
-            flag = "--" + name.replace("_", "-")
-            why = (
-                f"{args.adapter} input carries its own {name} on every row"
-                if name in ("model", "method")
-                else f"it only applies with --adapter {' or '.join(adapters)}"
-            )
-            raise InputError(flag, f"has no effect with --adapter {args.adapter}: {why}")
+    return bootstrap_settings(args.bootstrap, args.seed, args.level)
 
 
 def stdout(args: argparse.Namespace) -> TextIO:
@@ -730,42 +683,21 @@ def _score(args: argparse.Namespace) -> int:
     if options.input.emit_evaluations is not None and scored.rollouts is not None:
         from prefixexec.adapters.evaluations import Provenance, write_evaluations
 
-        provenance = Provenance(__version__, scored.signature, evaluation_rules(args))
+        from .options import evaluation_rules
+
+        provenance = Provenance(__version__, scored.signature, evaluation_rules(arguments_of(args)))
         write_evaluations(options.input.emit_evaluations, scored.rollouts, provenance)
     _write(render_score(scored, args.json), args.output, args)
     return EXIT_OK
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from .inference import compare_conditions, parse_baseline
-    from .scoring import dumps, format_comparisons
-    from .ttyprogress import Work
+    from .options import CompareOptions
+    from .pipeline import compare
 
-    with Work(args.quiet, "prefixexec compare") as work:  # PROGRESS-TTY, PROGRESS-COUNT: on a terminal
-        work.phase("reading input", unit="rollouts")
-        accumulators, rollouts = read_scored_input(args, on_rows=work.advance)
-        signature = signature_of(args)
-        key, value = parse_baseline(args.baseline)
-        pairs = sum(1 for k in accumulators.as_dict() if getattr(k, key) != value)
-        work.phase(f"paired bootstrap ({args.bootstrap} resamples)", pairs, "conditions")
-        from .scale import available_memory
-
-        comparisons, skipped = compare_conditions(
-            accumulators,
-            settings_of(args),
-            args.baseline,
-            args.level,
-            args.match,
-            args.adjust,
-            memory_limit=available_memory(),
-            on_comparison=work.advance,
-        )
-    if args.json:
-        document = {"signature": str(signature), "comparisons": comparisons, "skipped": skipped}
-        text = dumps({**document, "adjust": args.adjust})
-    else:
-        text = format_comparisons(comparisons, skipped, str(signature))
-    _write(text, args.output, args)
+    options = typed(CompareOptions, args)  # the Namespace ends here (API-PIPELINE)
+    rollouts, text = compare(options)
+    _write(text, options.output, args)
     write_rollout_rows(args, rollouts)
     return EXIT_OK
 
@@ -780,31 +712,22 @@ def _adapters(args: argparse.Namespace) -> int:
 
 
 def resolve_adapter(args: argparse.Namespace) -> None:
-    """``--adapter auto``: the adapter detected from the input files, said on stderr (DETECT-ONE).
+    """``--adapter auto``: the adapter detected from the input files, said on stderr (DETECT-ONE;
+    :func:`prefixexec.pipeline.detect`).
 
     A command that may read other inputs than rollouts (``sample``: benchmark task lists) sets
-    ``detect_in_command`` and calls this itself when it reads rollouts; rollouts given by the
+    ``detect_in_command`` and detects itself when it reads rollouts; rollouts given by the
     Python API (``args._rollouts``) need no detection.
     """
     if getattr(args, "adapter", None) != "auto" or not hasattr(args, "files"):
         return
     if getattr(args, "detect_in_command", False) or getattr(args, "_rollouts", None) is not None:
         return
-    from prefixexec.adapters import InputError
-    from prefixexec.adapters.detect import STDIN, resolve
+    from .pipeline import detect
 
-    if getattr(args, "engine", "local") == "dask" and STDIN in args.files:  # before stdin is read
-        raise InputError(STDIN, "--engine dask reads files, not standard input")
+    quiet = bool(getattr(args, "quiet", False))
+    args.adapter = detect(arguments_of(args), quiet, getattr(args, "engine", "local")).adapter
     args.adapter_detected = True
-    args.adapter, found = resolve(args.files)
-    # Records, the format read before detection existed, is read without a word (DETECT-NOTICE).
-    if args.adapter != "records" and not getattr(args, "quiet", False):
-        from prefixexec.adapters.text import printable  # HOSTILE-CONTROL: the name is escaped
-
-        for path, _ in found:
-            shown = printable(path)
-            notice = f"prefixexec: reading {shown} as {args.adapter} (detected; --adapter to choose)\n"
-            sys.stderr.write(notice)
 
 
 def adapter_hint(args: argparse.Namespace) -> str:
@@ -866,13 +789,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit(0)
     command = _command_of(words)
     args = build_parser(command).parse_args(words)
-    handlers: dict[str, Callable[[argparse.Namespace], int]] = {
-        "score": _score,
-        "compare": _compare,
-        "adapters": _adapters,
-    }
-    for plugin in _plugin_commands(args.command):
-        handlers[plugin.NAME] = plugin.run
     from prefixexec.adapters import InputError
 
     try:
@@ -880,7 +796,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         stdin_lines_end_at_newline()
         resolve_adapter(args)
-        return guarded(handlers[args.command], args)
+        return guarded(command_handler(args.command), args)
     except InputError as exc:
         error_line(f"{str(exc).strip()}{adapter_hint(args)}")
         return EXIT_INPUT

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from .options import EngineOptions, InputOptions, ScoreOptions
+from .options import AdapterArguments, CompareOptions, EngineOptions, InputOptions, ScoreOptions
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -167,3 +167,69 @@ def render_score(scored: Scored, as_json: bool) -> str:
     totals = {r.key: r.metrics.N for r in scored.results}
     notes: Sequence[str] = () if scored.harness is None else harness.footer_lines(scored.harness, totals)
     return format_table(rows, scored.signature, notes)
+
+
+def write_rollout_rows(path: str | None, rollouts: Sequence[Rollout] | None) -> None:
+    """Write ``--rollouts PATH`` when it was given (after the main output, OUT-ROLLOUTS-FILE)."""
+    if path is not None and rollouts is not None:
+        from prefixexec.rollouts import rows, write
+
+        write(path, rows(rollouts))
+
+
+def detect(arguments: AdapterArguments, quiet: bool, engine: str = "local") -> AdapterArguments:
+    """``--adapter auto``: the arguments with the adapter detected from the input files, said on
+    stderr unless ``quiet`` (DETECT-ONE, DETECT-NOTICE); rollouts the Python API gave need none."""
+    if arguments.adapter != "auto" or arguments.given is not None:
+        return arguments
+    from prefixexec.adapters import InputError
+    from prefixexec.adapters.detect import STDIN, resolve
+
+    files = list(arguments.files)
+    if engine == "dask" and STDIN in files:  # before stdin is read
+        raise InputError(STDIN, "--engine dask reads files, not standard input")
+    adapter, found = resolve(files)
+    # Records, the format read before detection existed, is read without a word (DETECT-NOTICE).
+    if adapter != "records" and not quiet:
+        import sys
+
+        from prefixexec.adapters.text import printable  # HOSTILE-CONTROL: the name is escaped
+
+        for path, _ in found:
+            notice = f"prefixexec: reading {printable(path)} as {adapter} (detected; --adapter to choose)\n"
+            sys.stderr.write(notice)
+    return attrs.evolve(arguments, adapter=adapter)
+
+
+def compare(options: CompareOptions) -> tuple[list[Rollout] | None, str]:
+    """read -> score -> infer -> render for ``compare`` (CMP-*): the paired differences against
+    the baseline, as the table or the ``--json`` document, and the rollouts when they were kept
+    (for ``--rollouts``)."""
+    from .inference import compare_conditions, parse_baseline
+    from .options import input_options, signature_of
+    from .scale import available_memory
+    from .scoring import dumps, format_comparisons
+    from .ttyprogress import Work
+
+    resampling = options.resampling
+    with Work(options.quiet, "prefixexec compare") as work:  # PROGRESS-TTY, PROGRESS-COUNT: on a terminal
+        work.phase("reading input", unit="rollouts")
+        accumulators, rollouts = read(input_options(options.arguments), options.engine, None, work.advance)
+        signed = signature_of(options.arguments, resampling.bootstrap, resampling.seed, resampling.level)
+        key, value = parse_baseline(options.baseline)
+        pairs = sum(1 for k in accumulators.as_dict() if getattr(k, key) != value)
+        work.phase(f"paired bootstrap ({resampling.bootstrap} resamples)", pairs, "conditions")
+        comparisons, skipped = compare_conditions(
+            accumulators,
+            resampling.settings,
+            options.baseline,
+            resampling.level,
+            options.match,
+            options.adjust,
+            memory_limit=available_memory(),
+            on_comparison=work.advance,
+        )
+    if options.json:
+        document = {"signature": str(signed), "comparisons": comparisons, "skipped": skipped}
+        return rollouts, dumps({**document, "adjust": options.adjust})
+    return rollouts, format_comparisons(comparisons, skipped, str(signed))

@@ -18,7 +18,7 @@ import importlib
 import inspect
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 import attrs
 
@@ -34,6 +34,22 @@ EXIT_FAILED = 1
 EXIT_NOTHING_CHECKED = 2
 
 AuditFunction = Callable[[Sequence[str], AdapterOptions], AuditReport]
+
+if TYPE_CHECKING:
+    from prefixexec.options import AdapterArguments
+
+
+@attrs.frozen(slots=True)
+class Options:
+    """``audit``'s arguments, typed (API-PIPELINE): the adapter, its files and options in
+    ``arguments``."""
+
+    arguments: AdapterArguments
+    stdout: TextIO
+    seed: int = 0
+    cross_check: bool = False
+    quiet: bool = False
+    json: bool = False
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -135,40 +151,42 @@ def exit_status(report: AuditReport) -> int:
     return EXIT_OK if report.passed else EXIT_FAILED
 
 
-def run(args: argparse.Namespace) -> int:
-    from prefixexec.cli import check_harness_errors
+def run(options: Options) -> int:
+    from prefixexec.options import check_harness_errors
 
-    harness_errors, inference_errors = check_harness_errors(args)
-    load_label_rules(args.label_rules, args.adapter)  # checks the file before any input is read
-    options = AdapterOptions(
-        model=args.model,
-        method=args.method,
-        category=args.category,
-        threshold=args.threshold,
-        scorer=args.scorer,
-        error_pattern=args.error_pattern,
-        label_rules=args.label_rules,
+    arguments = options.arguments
+    adapter = arguments.adapter
+    harness_errors, inference_errors = check_harness_errors(arguments)
+    load_label_rules(arguments.label_rules, adapter)  # checks the file before any input is read
+    adapter_options = AdapterOptions(
+        model=arguments.model,
+        method=arguments.method,
+        category=arguments.category,
+        threshold=arguments.threshold,
+        scorer=arguments.scorer,
+        error_pattern=arguments.error_pattern,
+        label_rules=arguments.label_rules,
         harness_errors=harness_errors,
         inference_errors=inference_errors,
-        extra={"seed": args.seed, "cross_check": args.cross_check},
+        extra={"seed": options.seed, "cross_check": options.cross_check},
     )
-    function = find_audit(args.adapter)
+    function = find_audit(adapter)
     report: Any
     if function is None:
-        why = UNAUDITED.get(args.adapter, ("everything: the adapter declares no audit",))
-        report = nothing_checked(args.adapter, "nothing read", why)
-        if not args.quiet:
+        why = UNAUDITED.get(adapter, ("everything: the adapter declares no audit",))
+        report = nothing_checked(adapter, "nothing read", why)
+        if not options.quiet:
             sys.stderr.write(
                 f"prefixexec: audit: this adapter has no audit, nothing was checked "
                 f"(adapters with an audit: {', '.join(auditable()) or 'none'})\n"
             )
     else:
-        for flag, value in (("--cross-check", args.cross_check), ("--category", args.category)):
-            if value and args.adapter != "bfcl":
+        for flag, value in (("--cross-check", options.cross_check), ("--category", arguments.category)):
+            if value and adapter != "bfcl":
                 raise InputError(flag, "only applies to --adapter bfcl")
         from prefixexec.ttyprogress import Work
 
-        with Work(args.quiet, f"prefixexec audit: {args.adapter}") as work:  # PROGRESS-TTY, PROGRESS-COUNT
+        with Work(options.quiet, f"prefixexec audit: {adapter}") as work:  # PROGRESS-TTY, PROGRESS-COUNT
             work.phase("replaying gold and mutants")
 
             def tasks_done(done: int, total: int) -> None:
@@ -176,13 +194,13 @@ def run(args: argparse.Namespace) -> int:
                 work.done = done - 1
                 work.advance()
 
-            options = attrs.evolve(options, extra={**options.extra, "progress": tasks_done})
-            report = function(args.files, options)
+            extra = {**adapter_options.extra, "progress": tasks_done}
+            adapter_options = attrs.evolve(adapter_options, extra=extra)
+            report = function(list(arguments.files), adapter_options)
     status = exit_status(report)
     from prefixexec.adapters.text import printable_lines  # HOSTILE-CONTROL
-    from prefixexec.cli import stdout
 
-    stdout(args).write(dumps(report.to_json()) if args.json else printable_lines(report.render()))
-    if function is not None and status == EXIT_NOTHING_CHECKED and not args.quiet:
+    options.stdout.write(dumps(report.to_json()) if options.json else printable_lines(report.render()))
+    if function is not None and status == EXIT_NOTHING_CHECKED and not options.quiet:
         sys.stderr.write("prefixexec: audit: nothing in this input could be checked (see the report)\n")
     return status

@@ -4,12 +4,24 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TextIO
+
+import attrs
 
 from prefixexec.adapters.text import printable_lines
 from prefixexec.audit_table import audit, format_verdicts, read_table, verdict_json
-from prefixexec.cli import stdout
 
 NAME = "audit-table"
+
+
+@attrs.frozen(slots=True)
+class Options:
+    """``audit-table``'s arguments, typed (API-PIPELINE)."""
+
+    table: str
+    stdout: TextIO
+    max_n: int = 1000
+    json: bool = False
 
 
 def _max_n(text: str) -> int:
@@ -37,11 +49,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--json", action="store_true", help="print one verdict per row as JSON")
 
 
-def run(args: argparse.Namespace) -> int:
-    verdicts = audit(read_table(args.table), args.max_n)
-    if args.json:
-        doc = {"table": args.table, "rows": [verdict_json(v) for v in verdicts]}
-        stdout(args).write(json.dumps(doc, indent=2, allow_nan=False, ensure_ascii=False) + "\n")
+def run(options: Options) -> int:
+    verdicts = audit(read_table(options.table), options.max_n)
+    if options.json:
+        doc = {"table": options.table, "rows": [verdict_json(v) for v in verdicts]}
+        options.stdout.write(json.dumps(doc, indent=2, allow_nan=False, ensure_ascii=False) + "\n")
     else:
-        stdout(args).write(printable_lines(format_verdicts(verdicts)))
+        options.stdout.write(printable_lines(format_verdicts(verdicts)))
     return 0 if all(v.consistent for v in verdicts) else 1

@@ -7,10 +7,13 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import TextIO
+
+import attrs
 
 from prefixexec.adapters import InputError
 from prefixexec.adapters.text import printable_lines
-from prefixexec.cli import int_at_least, stdout
+from prefixexec.cli import int_at_least
 from prefixexec.conformance import (
     POINT_KEYS,
     check_vectors,
@@ -22,6 +25,23 @@ from prefixexec.conformance import (
 )
 
 NAME = "conformance"
+
+
+@attrs.frozen(slots=True)
+class Options:
+    """``conformance``'s arguments, typed (API-PIPELINE)."""
+
+    other_command: str
+    stdout: TextIO
+    vectors: tuple[str, ...] | None = None
+    only: tuple[str, ...] = ()
+    tolerance: float = 1e-9
+    skip: tuple[str, ...] = ()
+    timeout: float = 60.0
+    jobs: int | None = None
+    subprocess: bool = False
+    json: bool = False
+    quiet: bool = False
 
 
 def _positive_float(text: str) -> float:
@@ -101,17 +121,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--quiet", action="store_true", help="no progress on stderr (PROGRESS-QUIET)")
 
 
-def run(args: argparse.Namespace) -> int:
-    argv = parse_command(args.other_command)
+def run(options: Options) -> int:
+    argv = parse_command(options.other_command)
     if shutil.which(argv[0]) is None:
         raise InputError("--command", f"no such program (or not executable): {argv[0]!r}")
-    paths = [Path(p) for p in args.vectors] if args.vectors else [default_vectors_dir()]
-    if not args.vectors and not paths[0].is_dir():
+    paths = [Path(p) for p in options.vectors] if options.vectors else [default_vectors_dir()]
+    if not options.vectors and not paths[0].is_dir():
         raise InputError("--vectors", f"no vectors folder at {paths[0]}; give one with --vectors")
-    vectors = load_vectors(paths, args.only)
+    vectors = load_vectors(paths, options.only)
     from prefixexec.ttyprogress import Work
 
-    with Work(args.quiet, "prefixexec conformance", delay=0.0) as work:  # PROGRESS-TTY, PROGRESS-COUNT
+    with Work(options.quiet, "prefixexec conformance", delay=0.0) as work:  # PROGRESS-TTY, PROGRESS-COUNT
         work.phase("checking", len(vectors), "vectors")
 
         def done(count: int, total: int) -> None:
@@ -121,15 +141,15 @@ def run(args: argparse.Namespace) -> int:
         results = check_vectors(
             vectors,
             argv,
-            args.tolerance,
-            args.timeout,
-            args.skip,
-            jobs=args.jobs or os.cpu_count() or 1,
-            in_process=not args.subprocess,
+            options.tolerance,
+            options.timeout,
+            options.skip,
+            jobs=options.jobs or os.cpu_count() or 1,
+            in_process=not options.subprocess,
             progress=done if work.enabled else None,
         )
-    if args.json:
-        stdout(args).write(json.dumps(results_json(results), indent=2, allow_nan=False) + "\n")
+    if options.json:
+        options.stdout.write(json.dumps(results_json(results), indent=2, allow_nan=False) + "\n")
     else:
-        stdout(args).write(printable_lines(format_results(results)))
+        options.stdout.write(printable_lines(format_results(results)))
     return 0 if all(r.ok for r in results) else 1

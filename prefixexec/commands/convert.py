@@ -10,23 +10,33 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, TextIO
+
+import attrs
 
 from prefixexec.adapters import parquet
 from prefixexec.adapters.text import printable
-from prefixexec.cli import (
-    adapter_options,
-    add_adapter_options,
-    add_quiet_option,
-    add_rollouts_option,
-    check_rollouts_path,
-    int_at_least,
-    read_input,
-    write_rollout_rows,
-)
+from prefixexec.cli import add_adapter_options, add_quiet_option, add_rollouts_option, int_at_least
 from prefixexec.engine import checked_batches
 from prefixexec.kernel.accumulator import RolloutArrays
 
+if TYPE_CHECKING:
+    from prefixexec.options import AdapterArguments
+
 NAME = "convert"
+
+
+@attrs.frozen(slots=True)
+class Options:
+    """``convert``'s arguments, typed (API-PIPELINE)."""
+
+    arguments: AdapterArguments
+    output: str
+    stdout: TextIO
+    row_group_rows: int | None = None
+    json: bool = False
+    quiet: bool = False
+
 
 #: Output extension -> format (CONVERT-FORMAT).
 FORMATS = {".parquet": "parquet", ".csv": "csv", ".jsonl": "jsonl"}
@@ -149,47 +159,49 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_quiet_option(parser)
 
 
-def _counted(batches: Iterable[RolloutArrays], args: argparse.Namespace) -> Iterator[RolloutArrays]:
+def _counted(batches: Iterable[RolloutArrays], quiet: bool) -> Iterator[RolloutArrays]:
     """The batches, with the rollouts converted so far and their rate on a terminal (PROGRESS-COUNT)."""
     from prefixexec.ttyprogress import Work
 
-    with Work(args.quiet, "prefixexec convert") as work:
+    with Work(quiet, "prefixexec convert") as work:
         work.phase("writing", unit="rollouts")  # open-ended: the input's size is not known ahead
         for batch in batches:
             work.advance(len(batch))
             yield batch
 
 
-def run(args: argparse.Namespace) -> int:
+def run(options: Options) -> int:
     from prefixexec.adapters import InputError
+    from prefixexec.options import adapter_options, input_options
+    from prefixexec.pipeline import check_rollouts_path, read_rollouts, write_rollout_rows
 
-    fmt = output_format(args.output)
-    if fmt != "parquet" and args.row_group_rows is not None:
+    fmt = output_format(options.output)
+    if fmt != "parquet" and options.row_group_rows is not None:
         raise InputError("--row-group-rows", f"only applies to a .parquet output, not {fmt}")
     if fmt == "parquet":
         from prefixexec.extras import require
 
         require("pyarrow", "convert to .parquet")
-    if args.select or args.rollouts is not None:
-        # Every rollout is read and kept (OUT-SELECT, OUT-ROLLOUTS-FILE): no streaming.
-        if args.rollouts is not None:
-            check_rollouts_path(args.rollouts)
-        rollouts = read_input(args)
+    arguments = options.arguments
+    if arguments.select or arguments.rollouts_path is not None or arguments.given is not None:
+        # Every rollout is read and kept (OUT-SELECT, OUT-ROLLOUTS-FILE, the Python API's records).
+        if arguments.rollouts_path is not None:
+            check_rollouts_path(arguments.rollouts_path)
+        rollouts = read_rollouts(input_options(arguments))
         batches: Iterable[RolloutArrays] = [RolloutArrays.from_rollouts(rollouts)]
     else:
         rollouts = None
-        batches = checked_batches(args.adapter, args.files, adapter_options(args))
-    batches = _counted(batches, args)
+        batches = checked_batches(arguments.adapter, list(arguments.files), adapter_options(arguments))
+    batches = _counted(batches, options.quiet)
     if fmt == "parquet":
-        count = parquet.write(batches, args.output, args.row_group_rows or parquet.ROW_GROUP_ROWS)
+        count = parquet.write(batches, options.output, options.row_group_rows or parquet.ROW_GROUP_ROWS)
     else:
-        count = write_text(batches, args.output, fmt)
-    write_rollout_rows(args, rollouts)
-    if args.json:  # CONVERT-JSON
-        from prefixexec.cli import stdout
+        count = write_text(batches, options.output, fmt)
+    write_rollout_rows(arguments.rollouts_path, rollouts)
+    if options.json:  # CONVERT-JSON
         from prefixexec.scoring import dumps
 
-        stdout(args).write(dumps({"output": args.output, "format": fmt, "rollouts": count}))
-    if not args.quiet:
-        sys.stderr.write(f"prefixexec: wrote {count} rollouts to {printable(args.output)}\n")
+        options.stdout.write(dumps({"output": options.output, "format": fmt, "rollouts": count}))
+    if not options.quiet:
+        sys.stderr.write(f"prefixexec: wrote {count} rollouts to {printable(options.output)}\n")
     return 0

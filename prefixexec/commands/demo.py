@@ -3,15 +3,33 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
 
-from prefixexec.cli import add_bootstrap_options, installed_version, settings_of, stdout
-from prefixexec.commands.report import add_report_options, options_of
+import attrs
+
+from prefixexec.cli import add_bootstrap_options
+from prefixexec.commands.report import add_report_options
 from prefixexec.signature import Signature
+
+if TYPE_CHECKING:
+    from prefixexec.options import Resampling
+    from prefixexec.report import ReportOptions
 
 NAME = "demo"
 #: The signature's adapter field for the demo's outcomes (BFCL adapter replays of the demo agents).
 ADAPTER = "bfcl-demo"
+
+
+@attrs.frozen(slots=True)
+class Options:
+    """``demo``'s arguments, typed (API-PIPELINE): the interval protocol, what the report shows
+    (``view``: the demo's title and note are set when it renders) and where it goes."""
+
+    resampling: Resampling
+    view: ReportOptions
+    stdout: TextIO
+    out: str | None = None
+    quiet: bool = False
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -27,31 +45,33 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_report_options(parser)
 
 
-def render(args: argparse.Namespace, progress: Any) -> tuple[Any, dict[str, bytes]]:
+def render(options: Options, progress: Any) -> tuple[Any, dict[str, bytes]]:
     """The demo's report, rendered in memory (the command and ``prefixexec.demo()``)."""
     from prefixexec import demo
+    from prefixexec.options import installed_version
     from prefixexec.report import assemble, evaluate_by_dataset
 
     progress.step("loading BFCL tasks")
     tasks = demo.sample_tasks()
     replayed = demo.simulate(tasks, progress.step)
     rollouts = [d.rollout for d in replayed]
-    settings = settings_of(args)
+    resampling = options.resampling
+    settings = resampling.settings
     results = evaluate_by_dataset(rollouts, settings, paired=True, progress=progress)
     signature = Signature(
         ADAPTER,
-        args.bootstrap,
-        args.seed,
-        args.level,
+        resampling.bootstrap,
+        resampling.seed,
+        resampling.level,
         paired=True,
         adapter_options=(("bfcl-eval", installed_version("bfcl-eval")),),
     )
-    options = options_of(args, title=demo.TITLE, note=demo.NOTE)
+    view = attrs.evolve(options.view, title=demo.TITLE, note=demo.NOTE)
     extra = {
         "agents.md": demo.agents_markdown().encode("utf-8"),
         "records.jsonl": demo.records_jsonl(replayed).encode("utf-8"),
     }
-    return assemble(rollouts, results, str(signature), options, settings, progress, extra)
+    return assemble(rollouts, results, str(signature), view, settings, progress, extra)
 
 
 def steps() -> int:
@@ -62,7 +82,7 @@ def steps() -> int:
     return 1 + (1 + len(demo.AGENTS)) + 1 + RENDER_STEPS + 1
 
 
-def write(args: argparse.Namespace, out: str, report: Any, files: dict[str, bytes]) -> Any:
+def write(options: Options, out: str, report: Any, files: dict[str, bytes]) -> Any:
     """Write the rendered folder; returns it."""
     from prefixexec.report import prepare_folder, write_files
 
@@ -70,18 +90,23 @@ def write(args: argparse.Namespace, out: str, report: Any, files: dict[str, byte
     return write_files(out, files)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(options: Options) -> int:
     from prefixexec.report import Progress, prepare_folder
 
-    prepare_folder(args.out)
-    progress = Progress(steps(), enabled=not args.quiet, label="prefixexec demo")
-    report, files = render(args, progress)
+    out = options.out
+    if out is None:  # the command line requires --out; the Python function renders in memory
+        from prefixexec.adapters import InputError
+
+        raise InputError("--out", "the demo command needs a folder")
+    prepare_folder(out)
+    progress = Progress(steps(), enabled=not options.quiet, label="prefixexec demo")
+    report, files = render(options, progress)
     progress.step("writing files")
-    target = write(args, args.out, report, files)
+    target = write(options, out, report, files)
     progress.close()
-    out = stdout(args)
-    out.write(files["table.md"].decode("utf-8"))
-    out.write(
+    stream = options.stdout
+    stream.write(files["table.md"].decode("utf-8"))
+    stream.write(
         f"\nThe agents are simulated (see {target / 'agents.md'}).\n"
         f"Full report ({len(files)} files) in {target}; open {target / 'report.html'}\n"
     )

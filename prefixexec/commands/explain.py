@@ -4,10 +4,28 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING, TextIO
 
-from prefixexec.cli import add_adapter_options, int_at_least, read_input, stdout
+import attrs
+
+from prefixexec.cli import add_adapter_options, int_at_least
+
+if TYPE_CHECKING:
+    from prefixexec.options import AdapterArguments
 
 NAME = "explain"
+
+
+@attrs.frozen(slots=True)
+class Options:
+    """``explain``'s arguments, typed (API-PIPELINE)."""
+
+    arguments: AdapterArguments
+    stdout: TextIO
+    task: str | None = None
+    trial: int | None = None
+    failing: bool = False
+    json: bool = False
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -26,27 +44,32 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     parser.add_argument("--json", action="store_true", help="one JSON object per rollout (rows and actions)")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(options: Options) -> int:
     from prefixexec.adapters.errors import InputError
+    from prefixexec.options import input_options
+    from prefixexec.pipeline import read_rollouts
 
-    rollouts = read_input(args)
-    if args.task is not None:
-        rollouts = [r for r in rollouts if r.task_id == args.task]
-    if args.trial is not None:
-        rollouts = [r for r in rollouts if r.trial == args.trial]
-    if args.failing:
+    rollouts = read_rollouts(input_options(options.arguments))
+    if options.task is not None:
+        rollouts = [r for r in rollouts if r.task_id == options.task]
+    if options.trial is not None:
+        rollouts = [r for r in rollouts if r.trial == options.trial]
+    if options.failing:
         rollouts = [r for r in rollouts if not r.outcome.fully_executable]
     if not rollouts:
-        asked = [f"--task {args.task}" if args.task is not None else "", "--failing" if args.failing else ""]
-        if args.trial is not None:
-            asked.append(f"--trial {args.trial}")
+        asked = [
+            f"--task {options.task}" if options.task is not None else "",
+            "--failing" if options.failing else "",
+        ]
+        if options.trial is not None:
+            asked.append(f"--trial {options.trial}")
         filters = " ".join(a for a in asked if a) or "none read"
         raise InputError("explain", f"no rollout left to explain ({filters})")
     from prefixexec.explain import explanation, render
     from prefixexec.rollouts import json_line
 
-    if args.json:
-        stdout(args).write("".join(json_line(explanation(r)) for r in rollouts))
+    if options.json:
+        options.stdout.write("".join(json_line(explanation(r)) for r in rollouts))
     else:
         render(rollouts, sys.stdout, colour=sys.stdout.isatty())
     return 0

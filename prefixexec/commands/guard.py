@@ -4,8 +4,28 @@ every ``tools/call`` with the scorer's own rules before forwarding it (spec: spe
 from __future__ import annotations
 
 import argparse
+from typing import Literal
+
+import attrs
 
 NAME = "guard"
+
+
+@attrs.frozen(slots=True)
+class Options:
+    """``guard``'s arguments, typed (API-PIPELINE)."""
+
+    server: tuple[str, ...] = ()
+    mode: Literal["block", "warn"] = "block"
+    trace: str | None = None
+    rules: str | None = None
+    label_rules: str | None = None
+    context: tuple[str, ...] = ()
+    no_id_keys: bool = False
+    timeout: float = 60.0
+    model: str = "mcp-client"
+    method: str = "prefixexec-guard"
+    task: str | None = None
 
 
 def _seconds(text: str) -> float:
@@ -66,33 +86,33 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     parser.add_argument("server", nargs=argparse.REMAINDER, metavar="-- SERVER_COMMAND [ARGS...]")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(options: Options) -> int:
     from prefixexec.adapters.errors import InputError
     from prefixexec.adapters.inputs import open_binary
     from prefixexec.adapters.labels import load_label_rules
     from prefixexec.guard import Guard, load_guard_rules
     from prefixexec.guard.proxy import ProxyOptions, serve
 
-    command = list(args.server)
+    command = list(options.server)
     if command[:1] == ["--"]:
         command = command[1:]
     if not command:
         raise InputError(
             "guard", "no server command: give it after --, e.g. prefixexec guard -- mcp-server-git"
         )
-    options = ProxyOptions(
+    proxy = ProxyOptions(
         command=tuple(command),
-        mode=args.mode,
-        trace=args.trace,
-        timeout=args.timeout,
-        model=args.model,
-        method=args.method,
-        task=args.task,
+        mode=options.mode,
+        trace=options.trace,
+        timeout=options.timeout,
+        model=options.model,
+        method=options.method,
+        task=options.task,
     )
-    rules = load_guard_rules(args.rules, id_keys=not args.no_id_keys)
-    label_rules = load_label_rules(args.label_rules, "otel")
+    rules = load_guard_rules(options.rules, id_keys=not options.no_id_keys)
+    label_rules = load_label_rules(options.label_rules, "otel")
     context: list[str] = []
-    for path in args.context:
+    for path in options.context:
         with open_binary(path, "a UTF-8 text") as handle:
             data = handle.read(1 << 24)
         try:
@@ -102,11 +122,11 @@ def run(args: argparse.Namespace) -> int:
     guard = Guard(
         rules=rules,
         label_rules=label_rules,
-        mode=options.mode,
-        trace=options.trace,
-        model=options.model,
-        method=options.method,
-        task=options.task,
+        mode=proxy.mode,
+        trace=proxy.trace,
+        model=proxy.model,
+        method=proxy.method,
+        task=proxy.task,
         context=context,
     )
-    return serve(guard, options)
+    return serve(guard, proxy)

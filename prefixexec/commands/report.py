@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
+
+import attrs
 
 from prefixexec.adapters.text import printable
 from prefixexec.cli import (
@@ -12,16 +14,29 @@ from prefixexec.cli import (
     add_bootstrap_options,
     add_quiet_option,
     add_rollouts_option,
-    check_rollouts_path,
     int_at_least,
-    read_input,
-    settings_of,
-    signature_of,
-    stdout,
 )
 from prefixexec.report.model import DEFAULT_CHECKPOINTS, FIGURE_SIZES
 
+if TYPE_CHECKING:
+    from prefixexec.options import AdapterArguments, Resampling
+    from prefixexec.report import ReportOptions
+
 NAME = "report"
+
+
+@attrs.frozen(slots=True)
+class Options:
+    """``report``'s arguments, typed (API-PIPELINE): the input, the interval protocol, what the
+    report shows (``view``) and where it goes (``out``: ``None`` in memory, the Python API)."""
+
+    arguments: AdapterArguments
+    resampling: Resampling
+    view: ReportOptions
+    stdout: TextIO
+    out: str | None = None
+    unpaired: bool = False
+    quiet: bool = False
 
 
 def checkpoint_list(text: str) -> tuple[int, ...]:
@@ -98,43 +113,29 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_rollouts_option(parser)
 
 
-def options_of(args: argparse.Namespace, **fixed: object) -> Any:
-    """The :class:`ReportOptions` of the command line (``fixed``: the demo's title and note)."""
-    from prefixexec.report import ReportOptions
-
-    return ReportOptions(
-        checkpoints=args.checkpoints,
-        max_depth=args.max_depth,
-        eligible=args.eligible,
-        bands=not args.no_bands,
-        label_shares=args.label_shares,
-        tex_compact=args.tex_compact,
-        panel=args.panel,
-        figure_size=args.figure_size,
-        **fixed,  # type: ignore[arg-type]  # the demo's title and note: strings
-    )
-
-
-def render(args: argparse.Namespace, progress: Any) -> tuple[Any, dict[str, bytes]]:
+def render(options: Options, progress: Any) -> tuple[Any, dict[str, bytes]]:
     """The report of the arguments' input, rendered in memory (the command and ``prefixexec.report()``)."""
     from prefixexec.adapters import harness
+    from prefixexec.options import input_options, signature_of
+    from prefixexec.pipeline import check_rollouts_path, read_rollouts
     from prefixexec.report import assemble, evaluate_by_dataset
     from prefixexec.selection import parse
 
-    parse(args.select)  # a bad --select stops here, before anything is read
-    if args.rollouts is not None:
-        check_rollouts_path(args.rollouts)
+    arguments, resampling = options.arguments, options.resampling
+    parse(arguments.select)  # a bad --select stops here, before anything is read
+    if arguments.rollouts_path is not None:
+        check_rollouts_path(arguments.rollouts_path)
     progress.step("reading input")
     with harness.collecting() as log:  # HARNESS-REPORT
-        rollouts = read_input(args)
+        rollouts = read_rollouts(input_options(arguments))
     datasets = len({r.condition.dataset for r in rollouts})
     progress.total += datasets - 1
-    settings = settings_of(args)
-    results = evaluate_by_dataset(rollouts, settings, paired=not args.unpaired, progress=progress)
-    signature = str(signature_of(args))
-    found = log if args.adapter in harness.ADAPTERS else None
-    options = options_of(args)
-    return assemble(rollouts, results, signature, options, settings, progress, harness=found)
+    settings = resampling.settings
+    paired = not options.unpaired
+    results = evaluate_by_dataset(rollouts, settings, paired=paired, progress=progress)
+    signed = str(signature_of(arguments, resampling.bootstrap, resampling.seed, resampling.level, paired))
+    found = log if arguments.adapter in harness.ADAPTERS else None
+    return assemble(rollouts, results, signed, options.view, settings, progress, harness=found)
 
 
 def steps() -> int:
@@ -144,41 +145,48 @@ def steps() -> int:
     return 2 + RENDER_STEPS + 1
 
 
-def check_paths(args: argparse.Namespace, out: str) -> None:
+def check_paths(options: Options, out: str) -> None:
     """Every file the report will write, checked before anything is read (HOSTILE-REPORT), and
     ``--rollouts`` not one of them (HOSTILE-OUTPUT-TWICE)."""
     from prefixexec.report import prepare_folder
 
     prepare_folder(out)
-    if args.rollouts is not None:
+    path = options.arguments.rollouts_path
+    if path is not None:
         from prefixexec.adapters.files import check_distinct
         from prefixexec.report import FILES
 
         report_files = [(f"the report file {name}", os.path.join(out, name)) for name in FILES]
-        check_distinct([*report_files, ("--rollouts", args.rollouts)])
+        check_distinct([*report_files, ("--rollouts", path)])
 
 
-def write(args: argparse.Namespace, out: str, report: Any, files: dict[str, bytes]) -> Any:
+def write(options: Options, out: str, report: Any, files: dict[str, bytes]) -> Any:
     """Write the rendered folder, and ``--rollouts`` when given; returns the folder."""
     from prefixexec import rollouts as rollout_rows
     from prefixexec.report import prepare_folder, write_files
 
     prepare_folder(out)
     target = write_files(out, files)
-    if args.rollouts is not None:
-        rollout_rows.write(args.rollouts, rollout_rows.rows(report.rollouts))
+    path = options.arguments.rollouts_path
+    if path is not None:
+        rollout_rows.write(path, rollout_rows.rows(report.rollouts))
     return target
 
 
-def run(args: argparse.Namespace) -> int:
+def run(options: Options) -> int:
     from prefixexec.report import Progress
 
-    check_paths(args, args.out)  # every file the report writes, checked before anything is read
-    progress = Progress(steps(), enabled=not args.quiet, label="prefixexec report")
-    report, files = render(args, progress)
+    out = options.out
+    if out is None:  # the command line requires --out; the Python function renders in memory
+        from prefixexec.adapters import InputError
+
+        raise InputError("--out", "the report command needs a folder")
+    check_paths(options, out)  # every file the report writes, checked before anything is read
+    progress = Progress(steps(), enabled=not options.quiet, label="prefixexec report")
+    report, files = render(options, progress)
     progress.step("writing files")
-    target = write(args, args.out, report, files)
+    target = write(options, out, report, files)
     progress.close()
     written = f"wrote {len(files)} files to {target}; open {target / 'report.html'}"
-    stdout(args).write(printable(written) + "\n")
+    options.stdout.write(printable(written) + "\n")
     return 0

@@ -11,13 +11,37 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
 
-from prefixexec.cli import add_adapter_options, add_quiet_option, int_at_least, read_input, stdout
+import attrs
+
+from prefixexec.cli import add_adapter_options, add_quiet_option, int_at_least
+
+if TYPE_CHECKING:
+    from prefixexec.options import AdapterArguments
 
 NAME = "sample"
 #: Output formats (SAMPLE-FORMAT).
 FORMATS = ("lines", "bfcl")
+
+
+@attrs.frozen(slots=True)
+class Options:
+    """``sample``'s arguments, typed (API-PIPELINE); ``arguments.adapter`` is ``auto`` until the
+    files are found to be results, not a task list."""
+
+    arguments: AdapterArguments
+    stdout: TextIO
+    benchmark: str | None = None
+    tasks: str | None = None
+    split: str | None = None
+    per_category: int | None = None
+    size: int | None = None
+    seed: int = 0
+    output: str | None = None
+    format: str | None = None
+    json: bool = False
+    quiet: bool = False
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -96,36 +120,37 @@ def task_labels(rollouts: Sequence[object]) -> dict[str, frozenset[str]]:
     return {task: frozenset(ls) for task, ls in labels.items()}
 
 
-def _task_list(args: argparse.Namespace) -> Any:
+def _task_list(options: Options) -> Any:
     """The benchmark task list the arguments name, or ``None`` for result files."""
     from prefixexec import tasklists
     from prefixexec.adapters import InputError
 
-    given = [name for name, on in (("FILE", bool(args.files)), ("--benchmark", args.benchmark),
-                                   ("--tasks", args.tasks)) if on]  # fmt: skip
+    files = list(options.arguments.files)
+    given = [name for name, on in (("FILE", bool(files)), ("--benchmark", options.benchmark),
+                                   ("--tasks", options.tasks)) if on]  # fmt: skip
     if len(given) != 1:
         one = "give one of FILE..., --benchmark or --tasks"
         raise InputError("sample", f"give only one of {', '.join(given)}" if given else one)
-    if args.benchmark == "bfcl":
+    if options.benchmark == "bfcl":
         return tasklists.bfcl_installed()
-    if args.tasks is not None:
-        return tasklists.plain_list(args.tasks)
-    found = tasklists.read(args.files, args.split)
-    if found is not None and getattr(args, "_rollouts", None) is None:
+    if options.tasks is not None:
+        return tasklists.plain_list(options.tasks)
+    found = tasklists.read(files, options.split)
+    if found is not None and options.arguments.given is None:
         return found
     return None
 
 
-def _check_task_list_options(args: argparse.Namespace) -> None:
+def _check_task_list_options(arguments: AdapterArguments) -> None:
     """Adapter options and --select have nothing to act on in a benchmark's task list."""
     from prefixexec.adapters import InputError
 
     for name in ("model", "method", "category", "threshold", "scorer", "error_pattern", "by", "label_rules",
                  "inference_errors", "select"):  # fmt: skip
-        if getattr(args, name, None) is not None:
+        if getattr(arguments, name) not in (None, ()):
             flag = "--" + name.replace("_", "-")
             raise InputError(flag, "applies to result files, not to a benchmark's task list")
-    if args.adapter not in ("auto", None):
+    if arguments.adapter not in ("auto", None):
         raise InputError("--adapter", "applies to result files, not to a benchmark's task list")
 
 
@@ -146,7 +171,7 @@ def document(
     }
 
 
-def run(args: argparse.Namespace) -> int:
+def run(options: Options) -> int:
     from pathlib import Path
 
     from prefixexec import tasklists
@@ -155,22 +180,22 @@ def run(args: argparse.Namespace) -> int:
     from prefixexec.sampling import sample
     from prefixexec.scoring import dumps
 
-    tasklist = _task_list(args)
+    tasklist = _task_list(options)
     if tasklist is not None:
-        _check_task_list_options(args)
+        _check_task_list_options(options.arguments)
         labels = dict(tasklist.tasks)
         source = tasklist.source
     else:
-        from prefixexec.cli import resolve_adapter
+        from prefixexec.options import input_options
+        from prefixexec.pipeline import detect, read_rollouts
 
-        if args.split is not None:
+        if options.split is not None:
             raise InputError("--split", "only applies to a tau2 tasks.json")
-        args.detect_in_command = False
-        resolve_adapter(args)
-        labels = task_labels(read_input(args))
-        source = f"results ({', '.join(args.files)})"
-    fmt = args.format or ("bfcl" if tasklist is not None and tasklist.runner == "bfcl" else "lines")
-    drawn = sample(labels, seed=args.seed, per_category=args.per_category, size=args.size)
+        arguments = detect(options.arguments, options.quiet)
+        labels = task_labels(read_rollouts(input_options(arguments)))
+        source = f"results ({', '.join(arguments.files)})"
+    fmt = options.format or ("bfcl" if tasklist is not None and tasklist.runner == "bfcl" else "lines")
+    drawn = sample(labels, seed=options.seed, per_category=options.per_category, size=options.size)
     if fmt == "bfcl":
         from prefixexec.adapters.bfcl.backend import category_of
 
@@ -180,19 +205,20 @@ def run(args: argparse.Namespace) -> int:
         text = tasklists.bfcl_id_file(drawn.tasks)
     else:
         text = "".join(f"{task}\n" for task in drawn.tasks)
-    hint = None if tasklist is None else tasklists.runner_hint(tasklist, drawn.tasks, args.output, fmt)
-    if args.output is not None:
-        output_directory(args.output)
-        with atomic_path(Path(args.output)) as tmp:
+    hint = None if tasklist is None else tasklists.runner_hint(tasklist, drawn.tasks, options.output, fmt)
+    if options.output is not None:
+        output_directory(options.output)
+        with atomic_path(Path(options.output)) as tmp:
             Path(tmp).write_text(text, encoding="utf-8")
-    if args.json:
-        stdout(args).write(dumps(document(drawn, labels, args.seed, source, fmt, hint)))
-    elif args.output is None:
-        stdout(args).write(text)
-    if not args.quiet:
+    if options.json:
+        options.stdout.write(dumps(document(drawn, labels, options.seed, source, fmt, hint)))
+    elif options.output is None:
+        options.stdout.write(text)
+    if not options.quiet:
         strata = ", ".join(f"{label} {drawn.picked[label]}/{n}" for label, n in drawn.available.items())
         sys.stderr.write(
-            f"prefixexec: sampled {len(drawn.tasks)} of {len(labels)} tasks of {source} (seed {args.seed}): "
+            f"prefixexec: sampled {len(drawn.tasks)} of {len(labels)} tasks of {source} "
+            f"(seed {options.seed}): "
             f"{strata}\n"
         )
         if hint is not None:
