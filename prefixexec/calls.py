@@ -311,6 +311,10 @@ class Result:
 
             # The report page's leaderboard tables: the cells the command prints (API-CONSISTENT).
             return head + "".join(leaderboard_section(self.document, None))
+        if self.command == "compare" and isinstance(self.document, Mapping) and "comparisons" in self.document:
+            from prefixexec.notebook import compare_html
+
+            return head + compare_html(self.document)  # the cells the command prints (API-CONSISTENT)
         return head + html_table(self.rows(), title=self.tables()[0])
 
     def __repr__(self) -> str:

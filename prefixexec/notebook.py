@@ -80,10 +80,14 @@ def displayed(figure: Any) -> Any:
 
 
 def _text(value: object) -> str:
+    """A cell's text: a float as the ``--json`` document holds it (:func:`prefixexec.numbers.shortest`;
+    a table with a printed precision of its own formats its cells first, :func:`compare_html`)."""
+    from prefixexec.numbers import shortest
+
     if value is None:
         return ""
     if isinstance(value, float):
-        return f"{value:.4g}"
+        return shortest(value)
     if isinstance(value, list | dict):
         return json.dumps(value, ensure_ascii=False)
     return str(value)
@@ -126,3 +130,18 @@ def scores_html(scores: Scores) -> str:
             row[title] = f"{fmt(getattr(c, name))} {shown}".strip()
         rows.append(row)
     return html_table(rows) + f"<p><code>{html.escape(scores.signature)}</code></p>"
+
+
+def compare_html(document: Mapping[str, Any]) -> str:
+    """``compare``'s tables, cell for cell as the command prints them
+    (:func:`prefixexec.scoring.comparison_blocks`), its notes and the signature."""
+    from prefixexec.scoring import comparison_blocks, comparison_notes
+
+    parts = []
+    for title, headers, cells in comparison_blocks(document["comparisons"]):
+        rows = [dict(zip(headers, row, strict=True)) for row in cells]
+        parts.append(html_table(rows, headers, title))
+    notes = comparison_notes(document["comparisons"], document.get("skipped", ()))
+    parts.extend(f"<p>{html.escape(note)}</p>" for note in notes)
+    parts.append(f"<p><code>{html.escape(str(document.get('signature', '')))}</code></p>")
+    return "".join(parts)

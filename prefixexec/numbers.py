@@ -85,6 +85,26 @@ def signed_interval(pair: Sequence[float | None] | None, digits: int = DIFF_DIGI
     return f"[{signed(pair[0], digits)}, {signed(pair[1], digits)}]"
 
 
+def p_value(p: float, resamples: int) -> str:
+    """A bootstrap p-value (CMP-PVALUE): ``p=0.034``, or ``p<0.0002`` when no resample of
+    ``resamples`` reached the observed difference (the smallest p it can tell, 2/resamples)."""
+    return f"p<{2 / resamples:.2g}" if p == 0 else f"p={p:.3f}"
+
+
+def significant(value: float, digits: int = 3) -> str:
+    """``value`` to ``digits`` significant digits (an exact test's p-value: ``0.00391``)."""
+    return f"{value:.{digits}g}"
+
+
+def shortest(value: float) -> str:
+    """A float that has no printed precision of its own (a cell of a ``--json`` document shown
+    in a notebook): the shortest text that reads back as the same double, the characters the
+    ``--json`` document holds (``0.5416666666666666``, ``NaN``)."""
+    import json
+
+    return json.dumps(value)
+
+
 def count(n: int, singular: str, plural: str | None = None) -> str:
     """``1 system``, ``9 systems``: a count with its noun in the right number."""
     return f"{n} {singular if n == 1 else (plural or singular + 's')}"

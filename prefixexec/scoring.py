@@ -10,7 +10,7 @@ from typing import Any
 
 from prefixexec.kernel import ConditionKey, ConditionMetrics
 from prefixexec.numbers import half_up as half_up  # re-exported: the one formatting path
-from prefixexec.numbers import number, signed, signed_interval, with_interval
+from prefixexec.numbers import number, p_value, signed, signed_interval, significant, with_interval
 
 
 def exact(value: Fraction | None) -> str | None:
@@ -222,17 +222,38 @@ def with_notes(text: str, notes: Sequence[str]) -> str:
     return head + "".join(f"{note}\n" for note in notes) + "signature: " + tail
 
 
+Block = tuple[str, Sequence[str], Sequence[Sequence[str]]]
+
+
 def format_comparisons(
     comparisons: Sequence[Mapping[str, Any]], skipped: Sequence[str], signature: str
 ) -> str:
-    """A readable table of paired differences (condition - baseline) with intervals and p-values.
+    """A readable table of paired differences (condition - baseline) with intervals and p-values
+    (:func:`comparison_blocks`), then its warnings and what was not compared."""
+    text = render_blocks(comparison_blocks(comparisons), signature)
+    return with_notes(text, comparison_notes(comparisons, skipped))
+
+
+def comparison_notes(comparisons: Sequence[Mapping[str, Any]], skipped: Sequence[str]) -> list[str]:
+    """The lines under ``compare``'s table: each comparison's warnings, what was not compared."""
+    notes = [
+        f"warning: {c.get('compared', c['method'])}: {w}" for c in comparisons for w in c.get("warnings", ())
+    ]
+    if skipped:
+        notes.append(f"not compared: {'; '.join(skipped)}")
+    return notes
+
+
+def comparison_blocks(comparisons: Sequence[Mapping[str, Any]]) -> list[Block]:
+    """``compare``'s tables as (title, headers, rows of cells), every cell through
+    :mod:`prefixexec.numbers`: the text table and the notebook's HTML print these (API-CONSISTENT).
 
     One block per baseline condition; a row per compared condition with the number of tasks the
     two share, then each metric's difference, its percentile interval and its paired bootstrap
     p-value (CMP-PVALUE), when intervals are on.
     """
     names = ("TER", "mean_FED", "AUC_PEC", "RR", "success")
-    tables: list[tuple[str, Sequence[str], Sequence[Sequence[str]]]] = []
+    tables: list[Block] = []
     blocks: dict[tuple[str, ...], list[Mapping[str, Any]]] = {}
     for c in comparisons:
         base = c.get("baseline_condition") or {
@@ -261,20 +282,13 @@ def format_comparisons(
                 if value is not None and interval is not None:
                     text += f" {signed_interval(interval)}"
                 if value is not None and p is not None:
-                    n = c.get("p_value_resamples", {}).get(name) or 1
-                    text += f" p<{2 / n:.2g}" if p == 0 else f" p={p:.3f}"
+                    text += f" {p_value(p, c.get('p_value_resamples', {}).get(name) or 1)}"
                 cells.append(text)
             rows.append(cells)
         tables.append((title, headers, rows))
         if any("mcnemar" in c for c in items):
             tables.append(_mcnemar_block(key, items))
-    text = render_blocks(tables, signature)
-    notes = [
-        f"warning: {c.get('compared', c['method'])}: {w}" for c in comparisons for w in c.get("warnings", ())
-    ]
-    if skipped:
-        notes.append(f"not compared: {'; '.join(skipped)}")
-    return with_notes(text, notes)
+    return tables
 
 
 def _mcnemar_block(
@@ -294,7 +308,8 @@ def _mcnemar_block(
                 continue
             t = tests[name]
             cells.append(
-                f"{t['treatment_only']}/{t['baseline_only']} p={t['p_value']:.3g} adj={t['p_adjusted']:.3g}"
+                f"{t['treatment_only']}/{t['baseline_only']} p={significant(t['p_value'])} "
+                f"adj={significant(t['p_adjusted'])}"
             )
         rows.append(cells)
     return title, headers, rows
