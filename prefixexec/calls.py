@@ -311,10 +311,11 @@ class Result:
 
             # The report page's leaderboard tables: the cells the command prints (API-CONSISTENT).
             return head + "".join(leaderboard_section(self.document, None))
-        if self.command == "compare" and isinstance(self.document, Mapping) and "comparisons" in self.document:
+        doc = self.document
+        if self.command == "compare" and isinstance(doc, Mapping) and "comparisons" in doc:
             from prefixexec.notebook import compare_html
 
-            return head + compare_html(self.document)  # the cells the command prints (API-CONSISTENT)
+            return head + compare_html(doc)  # the cells the command prints (API-CONSISTENT)
         return head + html_table(self.rows(), title=self.tables()[0])
 
     def __repr__(self) -> str:
