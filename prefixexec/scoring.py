@@ -222,7 +222,6 @@ def with_notes(text: str, notes: Sequence[str]) -> str:
     return head + "".join(f"{note}\n" for note in notes) + "signature: " + tail
 
 
-
 def format_comparisons(
     comparisons: Sequence[Mapping[str, Any]], skipped: Sequence[str], signature: str
 ) -> str:
