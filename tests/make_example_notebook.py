@@ -2,7 +2,7 @@
 
 Run from the checkout's root: ``python tests/make_example_notebook.py``. The notebook is kept
 without outputs; tests/test_notebook.py executes it in a fresh kernel with nbclient and checks
-that every public function shows a table or a figure.
+that every public function that returns a result shows a table, and a figure where it has one.
 """
 
 from __future__ import annotations
@@ -51,6 +51,14 @@ CELLS: list[tuple[str, str]] = [
     ("code", f"drawn = prefixexec.sample({AIRLINE!r}, seed=1, size=10)\ndrawn"),
     ("markdown", "## convert: rollouts as records"),
     ("code", f"rows = prefixexec.convert({AIRLINE!r}, '/tmp/prefixexec-notebook-rollouts.jsonl')\nrows"),
+    ("markdown", "## audit: an adapter's semantics against gold trajectories and mutants of them"),
+    ("code", f"aud = prefixexec.audit('taubench', [{AIRLINE!r}])\naud"),
+    ("code", "aud.to_pandas('checks')"),
+    ("markdown", "## audit_table: could integer counts produce a reported (rounded) table?"),
+    ("code", "tab = prefixexec.audit_table('tests/data/paper_table2.csv')\ntab"),
+    ("markdown", "## conformance: an implementation (here this one) on the conformance vectors"),
+    ("code", "import sys\nother = f'{sys.executable} -m prefixexec score --json --bootstrap 0 -'\n"
+     "conf = prefixexec.conformance(other)\nconf"),
 ]
 
 
