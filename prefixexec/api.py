@@ -21,6 +21,8 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
+from prefixexec.options import ADAPTER_ARGUMENTS
+
 if TYPE_CHECKING:
     from prefixexec.adapters import AdapterOptions
     from prefixexec.inference import ConditionResult
@@ -31,21 +33,8 @@ if TYPE_CHECKING:
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
-#: Keyword options of :func:`read` and :func:`score` (the command line's adapter options).
-ADAPTER_OPTIONS = (
-    "model",
-    "method",
-    "category",
-    "threshold",
-    "scorer",
-    "error_pattern",
-    "by",
-    "label_rules",
-    "harness_errors",
-    "inference_errors",
-    "unit",
-    "bfcl_decoder",
-)
+#: Keyword options of :func:`read` and :func:`score`: the command line's adapter options.
+ADAPTER_OPTIONS = ADAPTER_ARGUMENTS
 #: Metrics with a bootstrap distribution (:func:`bootstrap`).
 BOOTSTRAP_METRICS = ("TER", "AUC_PEC", "mean_FED", "success", "RR")
 
