@@ -1,6 +1,12 @@
-"""Subcommands beyond ``score`` and ``adapters``: one module each, found by the CLI.
+"""Subcommands beyond ``score``, ``compare`` and ``adapters``: one module each, found by the CLI.
 
 A module here defines ``NAME`` (the subcommand), ``add_parser(sub)`` (adds its argparse
-sub-parser) and ``run(args) -> int`` (the exit status). It raises
-:class:`prefixexec.adapters.InputError` for bad input; the CLI turns that into exit 2.
+sub-parser), ``Options`` (a frozen attrs class: the command's typed options, each field named
+after its option's ``dest``; the fields ``arguments``, ``resampling``, ``engine``, ``view`` and
+``stdout`` are made of several options, see :data:`prefixexec.cli.BUILDERS`) and
+``run(options) -> int`` (the exit status). The command line makes ``Options`` once
+(:func:`prefixexec.cli.typed`); the ``argparse.Namespace`` never reaches the module (spec
+API-PIPELINE). It raises :class:`prefixexec.adapters.InputError` for bad input; the CLI turns
+that into exit 2. A module without ``Options`` is run as ``run(args)`` on the Namespace (the
+older protocol, kept until ``leaderboard`` and ``crosscheck`` are converted).
 """
