@@ -170,3 +170,15 @@ def test_html_rows_reads_a_table() -> None:
     page = html_table([{"a": 1, "b": "<x>"}, {"a": 2.5, "b": None}])
     assert _html_rows(page) == [["1", "<x>"], ["2.5", ""]]
     assert _html_rows("<p>no table</p>") == []
+
+
+@pytest.mark.spec("API-SOURCES", "API-PIPELINE")
+def test_convert_takes_record_dicts_as_the_other_functions_do(tmp_path: Path) -> None:
+    lines = (REPO / "examples" / "demo.jsonl").read_text(encoding="utf-8").splitlines()
+    records = [json.loads(line) for line in lines if line.strip()]
+    out = tmp_path / "rollouts.jsonl"
+    # Before the typed options, convert read the records' stand-in name '<records>' as a file.
+    result = prefixexec.convert(records, out)
+    assert result.status == 0 and result["rollouts"] == len(records)  # one rollout per record
+    written = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [(r["task_id"], r["method"]) for r in written] == [(r["task_id"], r["method"]) for r in records]
