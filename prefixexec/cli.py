@@ -507,7 +507,7 @@ BUILDERS: dict[str, Callable[[argparse.Namespace], object]] = {
     "resampling": resampling_of,
     "engine": engine_options,
     "view": report_view,
-    "stdout": lambda args: stdout(args),
+    "stdout": lambda args: stdout(args),  # (defined below)
 }
 
 
@@ -537,7 +537,7 @@ def command_handler(command: str) -> Callable[[argparse.Namespace], int]:
     }
     if command in builtin:
         return builtin[command]
-    (plugin,) = [p for p in _plugin_commands(command) if p.NAME == command]
+    plugin = _command_module(command)
     options_class = getattr(plugin, "Options", None)
     if options_class is None:  # a command still on the Namespace protocol (run(args))
         return plugin.run
@@ -562,11 +562,12 @@ def run_values(
     if handler is None:
         return guarded(command_handler(command), args)
     options_class = cast(Any, _command_module(command)).Options
-    chosen = handler
+    chosen = handler  # (mypy keeps no narrowing inside the lambda)
     return guarded(lambda a: chosen(typed(options_class, a)), args)
 
 
 def _command_module(command: str) -> Command:
+    """The plugin module of ``command`` (found by its ``NAME``)."""
     (module,) = [m for m in _plugin_commands(command) if m.NAME == command]
     return module
 
