@@ -3,9 +3,12 @@
 The command line turns its arguments into these frozen values once, at its boundary
 (``prefixexec/cli.py``: the ``argparse.Namespace`` never leaves it); the Python functions build
 the same values from their keywords. Everything past that boundary (the pipeline, the engine,
-the bootstrap's scaling, the progress line) takes these, as the adapters take
-:class:`~prefixexec.adapters.AdapterOptions` and the bootstrap
-:class:`~prefixexec.kernel.bootstrap.BootstrapSettings`.
+the bootstrap's scaling, the progress line, every command's ``run``) takes these, as the
+adapters take :class:`~prefixexec.adapters.AdapterOptions` and the bootstrap
+:class:`~prefixexec.kernel.bootstrap.BootstrapSettings`. :class:`AdapterArguments` is the input
+a command names, as given; :func:`input_options`, :func:`adapter_options` and
+:func:`signature_of` check it (CLI-NO-EFFECT, HARNESS-OPTION, TURN-UNIT, OUT-SIGNATURE) for the
+command line and the Python functions alike.
 """
 
 from __future__ import annotations
