@@ -13,6 +13,7 @@ command line and the Python functions alike.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, TextIO
 
 import attrs
@@ -198,7 +199,7 @@ def check_harness_errors(arguments: AdapterArguments) -> tuple[str | None, str |
 
 def adapter_options(arguments: AdapterArguments) -> AdapterOptions:
     """The adapter options, checked before any input is read."""
-    from prefixexec.adapters import AdapterOptions, InputError
+    from prefixexec.adapters import InputError
 
     check_option_effect(arguments)
     adapter = arguments.adapter
@@ -208,7 +209,7 @@ def adapter_options(arguments: AdapterArguments) -> AdapterOptions:
         from prefixexec.adapters.turns import check_unit
 
         check_unit(arguments.unit, adapter)
-    harness_errors, inference_errors = check_harness_errors(arguments)
+    check_harness_errors(arguments)  # HARNESS-OPTION: before the label rules file is read
     if arguments.label_rules is not None:
         from prefixexec.adapters.labels import load_label_rules
 
@@ -218,6 +219,15 @@ def adapter_options(arguments: AdapterArguments) -> AdapterOptions:
         for name in ("task_attr", "success_attr", "bfcl_decoder")
         if getattr(arguments, name) is not None
     }
+    return as_given(arguments, extra)
+
+
+def as_given(arguments: AdapterArguments, extra: Mapping[str, object]) -> AdapterOptions:
+    """The adapter options exactly as given (the checks are :func:`adapter_options`'s, or the
+    caller's: ``audit`` takes any adapter's options), with ``extra`` for the adapter."""
+    from prefixexec.adapters import AdapterOptions
+
+    harness_errors, inference_errors = check_harness_errors(arguments)
     return AdapterOptions(
         extra=extra,
         model=arguments.model,

@@ -152,24 +152,12 @@ def exit_status(report: AuditReport) -> int:
 
 
 def run(options: Options) -> int:
-    from prefixexec.options import check_harness_errors
+    from prefixexec.options import as_given
 
     arguments = options.arguments
     adapter = arguments.adapter
-    harness_errors, inference_errors = check_harness_errors(arguments)
+    adapter_options = as_given(arguments, {"seed": options.seed, "cross_check": options.cross_check})
     load_label_rules(arguments.label_rules, adapter)  # checks the file before any input is read
-    adapter_options = AdapterOptions(
-        model=arguments.model,
-        method=arguments.method,
-        category=arguments.category,
-        threshold=arguments.threshold,
-        scorer=arguments.scorer,
-        error_pattern=arguments.error_pattern,
-        label_rules=arguments.label_rules,
-        harness_errors=harness_errors,
-        inference_errors=inference_errors,
-        extra={"seed": options.seed, "cross_check": options.cross_check},
-    )
     function = find_audit(adapter)
     report: Any
     if function is None:
