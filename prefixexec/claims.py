@@ -122,6 +122,9 @@ class Run:
     num_trials: int | None = None
     #: Rollouts left out as the benchmark leaves them out (tau2: infrastructure errors).
     dropped: int = 0
+    #: Every rollout read of the condition in the file, the left-out ones too (what ``score``
+    #: scores: the leaderboard of submissions ranks these, LB-TRIALS).
+    read: tuple[Rollout, ...] = attrs.field(default=(), eq=False, repr=False)
 
 
 @attrs.frozen(slots=True)
@@ -445,7 +448,7 @@ def read_runs(paths: Sequence[str], adapter: str, options: AdapterOptions) -> li
         for key in sorted(grouped):
             kept = [r for r in grouped[key] if reasons.get((r.task_id, r.trial)) != "infrastructure_error"]
             dropped = len(grouped[key]) - len(kept) + left_out.get(key, 0)
-            runs.append(Run(path, key, tuple(kept), tasks, trials, dropped))
+            runs.append(Run(path, key, tuple(kept), tasks, trials, dropped, tuple(grouped[key])))
     return runs
 
 
