@@ -832,9 +832,14 @@ def check(claims: Claims, runs: Sequence[Run], best_of: bool = False) -> list[Cl
         if not mine and not claim.parts:
             held = ", ".join(sorted({f"{r.key.dataset} ({r.key.model})" for r in runs}))
             what = claim.dataset + (f" of {claim.system}" if bfcl and claim.system else "")
-            reason = Reason(
-                "no_trajectories", f"no trajectories of {what} among the input files (they hold {held})"
-            )
+            text = f"no trajectories of {what} among the input files (they hold {held})"
+            same = [r for r in runs if r.key.dataset == claim.dataset]
+            if bfcl and claim.system and same:  # BFCL-MODEL: the input's model is another name
+                text += (
+                    f"; the input's model is read from its score file or folder name; if these are "
+                    f"{claim.system}'s entries, give --model {claim.system}"
+                )
+            reason = Reason("no_trajectories", text)
             out.append(ClaimCheck(claim, "not_checkable", reasons=(reason,)))
             continue
         result = check_bfcl(claim, mine, runs) if bfcl else check_tau2(claim, mine, best_of)

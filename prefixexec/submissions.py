@@ -161,7 +161,7 @@ def bfcl_submissions(result: Path, score: Path | None) -> list[Submission]:
         files = _bfcl_files(result / entry.name, "result")
         if not files:
             continue
-        scores = () if score is None else _bfcl_files(score / entry.name, "score")
+        scores = _bfcl_files(result / entry.name if score is None else score / entry.name, "score")
         folder = str(result / entry.name)
         out.append(Submission(folder, scores, files, "bfcl", model=bfcl_model(scores) or entry.name))
     return out
