@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -277,7 +278,11 @@ def system_name(submission: Submission, system_from: str, path: str, model: str,
 
 
 def read_submission(
-    submission: Submission, adapter: str, options: AdapterOptions, system_from: str
+    submission: Submission,
+    adapter: str,
+    options: AdapterOptions,
+    system_from: str,
+    tolerance: Fraction | None = None,
 ) -> SubmissionRead:
     """Read a submission's claims and trajectories (each file once).
 
@@ -289,7 +294,7 @@ def read_submission(
     from prefixexec.claims import read_claims, read_runs
     from prefixexec.kernel import ConditionKey
 
-    claims = tuple(read_claims(path) for path in submission.claims)
+    claims = tuple(read_claims(path, None, tolerance) for path in submission.claims)
     if not submission.files:
         return SubmissionRead(submission, claims, (), ())
     name = _resolve(submission.files, adapter)
@@ -358,13 +363,33 @@ def _best_of(runs: Sequence[Run]) -> bool:
     return False
 
 
+def check_submission(item: SubmissionRead, best_of: bool | None = None) -> list[tuple[Claims, list[ClaimCheck]]]:
+    """Each claims file of a submission checked against its trajectories (CLAIM-VERDICT).
+
+    ``best_of`` ``None``: a tau2 pass_1 over several runs of a domain that repeat its tasks is
+    checked as best-of-K (LB-TRIALS), a claim over one run as it is; ``True`` / ``False``: every
+    claim as ``crosscheck --best-of`` does or does not."""
+    from prefixexec.claims import check
+
+    out: list[tuple[Claims, list[ClaimCheck]]] = []
+    for claims in item.claims:
+        bfcl = claims.format in ("bfcl-csv", "bfcl-score")
+        checks: list[ClaimCheck] = []
+        for claim in claims.claims:
+            best = best_of
+            if best is None:
+                mine = [r for r in item.runs if r.key.dataset == claim.dataset]
+                best = not bfcl and claim.k == 1 and len(mine) > 1 and _best_of(mine)
+            checks += check(attrs.evolve(claims, claims=(claim,)), item.runs, best)
+        out.append((claims, checks))
+    return out
+
+
 def claim_rows(read: Sequence[SubmissionRead]) -> tuple[tuple[ClaimRow, ...], tuple[Submission, ...]]:
     """Every claim of every submission with trajectories checked against them (the verdicts of
     ``crosscheck``: CLAIM-VERDICT; a domain of several runs that repeat tasks as best-of-K,
     LB-TRIALS), and the submissions whose claims cannot be checked: no trajectories
     (LB-NOT-CHECKABLE)."""
-    from prefixexec.claims import check
-
     rows: list[ClaimRow] = []
     absent: list[Submission] = []
     for item in read:
@@ -373,14 +398,8 @@ def claim_rows(read: Sequence[SubmissionRead]) -> tuple[tuple[ClaimRow, ...], tu
         if not item.runs:
             absent.append(item.submission)
             continue
-        label = item.submission.label
-        for claims in item.claims:
-            bfcl = claims.format in ("bfcl-csv", "bfcl-score")
-            for claim in claims.claims:
-                one = attrs.evolve(claims, claims=(claim,))
-                mine = [r for r in item.runs if r.key.dataset == claim.dataset]
-                best = not bfcl and claim.k == 1 and len(mine) > 1 and _best_of(mine)
-                rows += [ClaimRow(item.submission.name, label, c) for c in check(one, item.runs, best)]
+        for _, checks in check_submission(item):
+            rows += [ClaimRow(item.submission.name, item.submission.label, c) for c in checks]
     return tuple(rows), tuple(absent)
 
 
