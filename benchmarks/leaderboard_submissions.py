@@ -46,7 +46,9 @@ def run() -> None:
         board_times.append(timed(board_argv))
     best_score, best_board = min(score_times), min(board_times)
     ratio = best_board / best_score
-    print(f"input: {args.folder}: {len(submissions)} submissions, {len(files)} trajectory files, B = {args.B}")
+    print(
+        f"input: {args.folder}: {len(submissions)} submissions, {len(files)} trajectory files, B = {args.B}"
+    )
     print(f"score        best {best_score:.3f} s  (runs: {', '.join(f'{t:.3f}' for t in score_times)})")
     print(f"leaderboard  best {best_board:.3f} s  (runs: {', '.join(f'{t:.3f}' for t in board_times)})")
     print(f"ratio leaderboard / score: {ratio:.2f} (target <= 2: {'met' if ratio <= 2 else 'NOT met'})")

@@ -10,7 +10,7 @@ claims file against its own submission's trajectories (CLAIM-MANY).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 MODES = ("theirs", "claims", "submissions")
 
 
-def _strings(value: Any) -> tuple[str, ...]:
+def _submission_tuple(value: Iterable[Submission]) -> tuple[Submission, ...]:
     return tuple(value)
 
 
@@ -53,7 +53,7 @@ class CrosscheckRun:
     their_rollouts: str | None = None
     bootstrap: BootstrapSettings | None = None
     paired: bool = True
-    submissions: tuple[Submission, ...] = attrs.field(default=(), converter=tuple)
+    submissions: tuple[Submission, ...] = attrs.field(default=(), converter=_submission_tuple)
     as_json: bool = False
 
 
@@ -98,7 +98,11 @@ def _submissions(options: CrosscheckRun) -> tuple[str, int]:
             raise InputError(submission.folder, "no claims file (submission.json or BFCL score file) in it")
         if submission.files:
             item = read_submission(
-                submission, options.input.adapter, options.input.adapter_options, "submission", options.tolerance
+                submission,
+                options.input.adapter,
+                options.input.adapter_options,
+                "submission",
+                options.tolerance,
             )
             found = check_submission(item, True if options.best_of else None)
         else:
@@ -116,7 +120,9 @@ def _submissions(options: CrosscheckRun) -> tuple[str, int]:
                         [
                             ClaimCheck(c, "not_checkable", reasons=(why,))
                             if c.value is not None
-                            else ClaimCheck(c, "not_reported", reasons=(Reason("not_reported", "null: not run"),))
+                            else ClaimCheck(
+                                c, "not_reported", reasons=(Reason("not_reported", "null: not run"),)
+                            )
                             for c in claims.claims
                         ],
                     )

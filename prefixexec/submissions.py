@@ -363,7 +363,9 @@ def _best_of(runs: Sequence[Run]) -> bool:
     return False
 
 
-def check_submission(item: SubmissionRead, best_of: bool | None = None) -> list[tuple[Claims, list[ClaimCheck]]]:
+def check_submission(
+    item: SubmissionRead, best_of: bool | None = None
+) -> list[tuple[Claims, list[ClaimCheck]]]:
     """Each claims file of a submission checked against its trajectories (CLAIM-VERDICT).
 
     ``best_of`` ``None``: a tau2 pass_1 over several runs of a domain that repeat its tasks is

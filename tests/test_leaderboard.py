@@ -261,7 +261,7 @@ def test_fine_tuning_ties_success_but_not_executability(capsys: pytest.CaptureFi
 def test_systems_that_do_not_share_tasks(capsys: pytest.CaptureFixture[str]) -> None:
     # ToolOrchestra ran all 114 retail tasks; the gym runs 40 of them.
     files = [*RETAIL_GYM, BOARD / "toolorchestra_retail_gpt-5_1trial.json.zst"]
-    code, out, err = run(capsys, *files, "--bootstrap", "0", "--format", "text")
+    code, out, _ = run(capsys, *files, "--bootstrap", "0", "--format", "text")
     assert code == 0
     # LB-UNPAIRED: each system on its own tasks, said in one line of the table's title
     assert (
@@ -290,7 +290,7 @@ def test_systems_that_do_not_share_tasks(capsys: pytest.CaptureFixture[str]) -> 
     }
     assert all(s["N"] == 40 for s in ds["systems"])
     assert "warnings" not in ds["tasks"]  # 40 shared tasks: not fewer than 20 (LB-FEW-TASKS)
-    code, out, err = run(capsys, *files, "--bootstrap", "0", "--shared-tasks", "--format", "text")
+    code, out, _ = run(capsys, *files, "--bootstrap", "0", "--shared-tasks", "--format", "text")
     assert "(--shared-tasks: 74 of 114 tasks dropped: not shared by all)" in out
 
 

@@ -20,8 +20,9 @@ from typing import Any
 
 import pytest
 
-from conftest import REAL, real_text
 from prefixexec.cli import main
+
+from conftest import REAL, real_text
 
 SUBMISSIONS = REAL / "tau2-submissions"
 GLYPHH = REAL / "bfcl-glyphh-ada"
@@ -122,7 +123,9 @@ def test_the_real_submissions_folder_is_ranked_per_domain(capsys: pytest.Capture
 
 
 @pytest.mark.spec("LB-CLAIMS", "LB-SUBMISSIONS-REAL", "LB-NOT-CHECKABLE")
-def test_every_claim_of_the_real_folder_is_checked_in_the_same_run(capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_claim_of_the_real_folder_is_checked_in_the_same_run(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     raw = raw_counts()
     claims = document(capsys, SUBMISSIONS, "--bootstrap", "0")["claims"]
     rows = {(c["submission"], c["dataset"].removeprefix("tau-bench/")): c for c in claims["claims"]
@@ -166,7 +169,11 @@ def test_only_the_listed_trajectory_files_are_read(capsys: pytest.CaptureFixture
     present = {p.name.removesuffix(".zst") for p in (folder / "trajectories").iterdir()}
     doc = document(capsys, folder, "--bootstrap", "0")
     (entry,) = doc["submissions"]
-    assert entry["unlisted"] == sorted(present - listed) == ["adaptive-agent_medical_claude-opus-4-6_1trial.json"]
+    assert (
+        entry["unlisted"]
+        == sorted(present - listed)
+        == ["adaptive-agent_medical_claude-opus-4-6_1trial.json"]
+    )
     assert entry["missing"] == sorted(listed - present) and len(entry["missing"]) == 3
     assert [ds["dataset"] for ds in doc["datasets"]] == ["tau-bench/airline"]
 
@@ -213,7 +220,10 @@ def test_a_best_of_k_submission_is_one_system_with_k_trials(
     per_task: dict[str, bool] = {}
     for path in runs:
         for s in json.loads(real_text(path))["simulations"]:
-            ok = s["termination_reason"] in ("user_stop", "agent_stop") and abs(s["reward_info"]["reward"] - 1) <= 1e-6
+            ok = (
+                s["termination_reason"] in ("user_stop", "agent_stop")
+                and abs(s["reward_info"]["reward"] - 1) <= 1e-6
+            )
             per_task[str(s["task_id"])] = per_task.get(str(s["task_id"]), False) or ok
     best = Fraction(sum(per_task.values()), len(per_task))
     folder = tmp_path / "best-of-2_test_2026-01-01"
@@ -241,8 +251,8 @@ def test_crosscheck_takes_every_submission_json_at_once(capsys: pytest.CaptureFi
     assert code == 1, err  # AdaptiveAgent's airline claim differs
     doc = json.loads(out)
     assert len(doc["submissions"]) == 6 and doc["differ"] == 1
-    total = sum(sum(1 for r in json.loads((SUBMISSIONS / n / "submission.json").read_text())["results"].values()
-                    for k in r if k.startswith("pass_")) for n in raw)  # fmt: skip
+    results = [json.loads((SUBMISSIONS / n / "submission.json").read_text())["results"] for n in raw]
+    total = sum(1 for r in results for domain in r.values() for k in domain if k.startswith("pass_"))
     assert sum(doc["summary"].values()) == total
     kimi = next(d for d in doc["submissions"] if "kimi" in d["claims_file"])
     assert {c["verdict"] for c in kimi["claims"]} == {"not_checkable", "not_reported"}
@@ -291,15 +301,21 @@ def test_bfcl_model_comes_from_the_score_file_not_the_folder(
     result.mkdir(parents=True)
     shutil.copy(source / "BFCL_v4_multi_turn_base_result.json", result)
     # without a score file: the folder's name, with a warning naming --model
-    code, out, err = run(capsys, "score", result / "BFCL_v4_multi_turn_base_result.json", "--json", "--bootstrap", "0")
+    code, out, err = run(
+        capsys, "score", result / "BFCL_v4_multi_turn_base_result.json", "--json", "--bootstrap", "0"
+    )
     assert code == 0 and json.loads(out)["conditions"][0]["model"] == "result_deepseek_small"
     assert "the model 'result_deepseek_small' is the name of the file's folder" in err and "--model" in err
-    code, out, err = run(capsys, "crosscheck", score, result / "BFCL_v4_multi_turn_base_result.json", "--quiet")
+    code, out, err = run(
+        capsys, "crosscheck", score, result / "BFCL_v4_multi_turn_base_result.json", "--quiet"
+    )
     assert f"give --model {named}" in out
     # with BFCL's score/ beside result/: the score file's model_name
     (tmp_path / "score" / "result_deepseek_small" / "multi_turn").mkdir(parents=True)
     shutil.copy(score, tmp_path / "score" / "result_deepseek_small" / "multi_turn")
-    code, out, err = run(capsys, "score", result / "BFCL_v4_multi_turn_base_result.json", "--json", "--bootstrap", "0")
+    code, out, err = run(
+        capsys, "score", result / "BFCL_v4_multi_turn_base_result.json", "--json", "--bootstrap", "0"
+    )
     assert code == 0 and json.loads(out)["conditions"][0]["model"] == named and "warning: " not in err
     doc = document(capsys, tmp_path, "--bootstrap", "0")
     assert doc["claims"]["claims"][0]["verdict"] == "reproduced"

@@ -117,7 +117,9 @@ def options(args: argparse.Namespace) -> CrosscheckRun:
             if value:
                 raise InputError(flag, "has no effect on claims files")
         if args.format is not None:
-            raise InputError("--format", "submissions are read as their folders say (submission.json, BFCL score)")
+            raise InputError(
+                "--format", "submissions are read as their folders say (submission.json, BFCL score)"
+            )
         submissions = discover(given)
         files = [f for s in submissions for f in s.files]
         if args.adapter == "auto":

@@ -447,8 +447,11 @@ def _dataset(
         "dataset": dataset,
         "k": k,
         "max_k": common,
-        "tasks": {"scored": len(set().union(*(s.acc.tasks for s in systems))) if tasks is None else len(tasks),
-                  "paired": tasks is not None, **task_info},
+        "tasks": {
+            "scored": len(set().union(*(s.acc.tasks for s in systems))) if tasks is None else len(tasks),
+            "paired": tasks is not None,
+            **task_info,
+        },
         "shown": list(options.ranked),
         "ranked": list(ranked),
         "systems": [entries[i] for i in order],

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from prefixexec.signature import Signature
     from prefixexec.submissions import Submission
 
+
 def _submissions(value: Any) -> tuple[Submission, ...] | None:
     return None if value is None else tuple(value)
 
@@ -39,7 +40,7 @@ class LeaderboardRun:
     ranking: LeaderboardOptions
     bootstrap: BootstrapSettings | None
     signature: Signature
-    engine: EngineOptions = EngineOptions()
+    engine: EngineOptions = attrs.field(factory=EngineOptions)
     submissions: tuple[Submission, ...] | None = attrs.field(default=None, converter=_submissions)
     system_from: str = "submission"
     #: text, md, tex, csv (:data:`~.tables.WRITERS`) or json
