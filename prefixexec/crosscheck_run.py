@@ -192,8 +192,12 @@ def all_claims_inputs(paths: Sequence[str]) -> bool:
     import os
 
     from prefixexec.adapters.inputs import plain_name
-    from prefixexec.submissions import SUBMISSION_JSON
+    from prefixexec.submissions import SUBMISSION_JSON, is_run_folder
 
     return all(
-        p != "-" and (os.path.isdir(p) or plain_name(os.path.basename(p)) == SUBMISSION_JSON) for p in paths
+        p != "-"
+        and (
+            (os.path.isdir(p) and not is_run_folder(p)) or plain_name(os.path.basename(p)) == SUBMISSION_JSON
+        )
+        for p in paths
     )

@@ -177,11 +177,23 @@ def bfcl_model(scores: Sequence[str]) -> str | None:
     return names.pop() if len(names) == 1 else None
 
 
+def is_run_folder(path: str) -> bool:
+    """A folder that is one run an adapter reads (a ToolSandbox run, a tau2 directory-format run:
+    DETECT-*), not a submission folder."""
+    from prefixexec.adapters.detect import TAU2_RESULTS, TOOLSANDBOX_SUMMARY
+
+    return any(os.path.isfile(os.path.join(path, name)) for name in (TOOLSANDBOX_SUMMARY, TAU2_RESULTS))
+
+
 def is_folder_input(paths: Sequence[str]) -> bool:
-    """Whether the paths name submissions (a folder, or a ``submission.json``) rather than
-    trajectory files only (LB-FOLDER)."""
+    """Whether the paths name submissions (a folder that is not a run, or a ``submission.json``)
+    rather than trajectory files and runs only (LB-FOLDER)."""
     return any(
-        p != "-" and (os.path.isdir(p) or plain_name(os.path.basename(p)) == SUBMISSION_JSON) for p in paths
+        p != "-"
+        and (
+            (os.path.isdir(p) and not is_run_folder(p)) or plain_name(os.path.basename(p)) == SUBMISSION_JSON
+        )
+        for p in paths
     )
 
 
@@ -199,7 +211,7 @@ def discover(paths: Sequence[str]) -> tuple[Submission, ...]:
             raise InputError("-", "a leaderboard of submissions reads files and folders, not standard input")
         if path.is_file() and plain_name(path.name) == SUBMISSION_JSON:
             found.append(tau2_submission(path.parent))
-        elif path.is_dir():
+        elif path.is_dir() and not is_run_folder(given):
             found += _folder(path)
         elif path.exists():
             found.append(Submission(given, (), (given,), "files"))
@@ -235,6 +247,14 @@ def _folder(path: Path) -> list[Submission]:
     bfcl = bfcl_submissions(path, None)  # a result/ folder without score/
     if bfcl:
         return bfcl
+    runs = sorted(
+        e.name for e in os.scandir(path) if e.is_dir() and is_run_folder(os.path.join(path, e.name))
+    )
+    if runs:
+        shown = ", ".join(runs[:5]) + (f", ... ({len(runs)} in all)" if len(runs) > 5 else "")
+        raise InputError(
+            str(path), f"is a folder of runs, not of submissions: pass the run folders ({shown})"
+        )
     raise InputError(
         str(path),
         "a folder with no submission.json, no submission folders (each with a submission.json) and "

@@ -351,6 +351,12 @@ def test_a_folder_of_nothing_is_one_error_line(tmp_path: Path, capsys: pytest.Ca
     code, out, err = run(capsys, "leaderboard", tmp_path / "empty")
     assert code == 2 and out == "" and err.count("\n") == 1
     assert "no submission.json, no submission folders" in err
+    # a folder of ToolSandbox runs: the runs are named; a run folder itself is read as before
+    runs = REAL.parent / "toolsandbox-real"
+    code, out, err = run(capsys, "leaderboard", runs)
+    assert code == 2 and out == "" and "is a folder of runs, not of submissions" in err
+    one = sorted(p for p in runs.iterdir() if (p / "result_summary.json").is_file())[0]
+    assert document(capsys, one, "--bootstrap", "0")["datasets"]
 
 
 @pytest.mark.spec("LB-FOLDER", "LB-SITE-HOOK")
