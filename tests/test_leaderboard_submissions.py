@@ -366,5 +366,5 @@ def test_the_python_functions_take_folders() -> None:
     result = prefixexec.leaderboard(SUBMISSIONS, bootstrap=0)
     assert result.status == 0 and result.document["claims"]["summary"]["differs"] == 1
     assert [ds["dataset"] for ds in result.document["datasets"]] == ["tau-bench/airline", "tau-bench/retail"]
-    checked = prefixexec.crosscheck(SUBMISSIONS, [])
+    checked = prefixexec.crosscheck(SUBMISSIONS)
     assert checked.status == 1 and len(checked.document["submissions"]) == 6
