@@ -113,7 +113,7 @@ def _submissions(options: CrosscheckRun) -> tuple[str, int]:
             )
             found = []
             for path in submission.claims:
-                claims = read_claims(path, None, options.tolerance)
+                claims = read_claims(path, submission.claims_format, options.tolerance)
                 found.append(
                     (
                         claims,

@@ -64,6 +64,11 @@ class Submission:
     missing: tuple[str, ...] = ()
 
     @property
+    def claims_format(self) -> str:
+        """The format of its claims files (CLAIM-INPUT): what the layout says they are."""
+        return "bfcl-score" if self.layout == "bfcl" else "tau2-submission"
+
+    @property
     def name(self) -> str:
         """The folder's name (a loose file's own name)."""
         return os.path.basename(os.path.normpath(self.folder)) or self.folder
@@ -314,7 +319,7 @@ def read_submission(
     from prefixexec.claims import read_claims, read_runs
     from prefixexec.kernel import ConditionKey
 
-    claims = tuple(read_claims(path, None, tolerance) for path in submission.claims)
+    claims = tuple(read_claims(path, submission.claims_format, tolerance) for path in submission.claims)
     if not submission.files:
         return SubmissionRead(submission, claims, (), ())
     name = _resolve(submission.files, adapter)

@@ -359,6 +359,23 @@ def test_a_folder_of_nothing_is_one_error_line(tmp_path: Path, capsys: pytest.Ca
     assert document(capsys, one, "--bootstrap", "0")["datasets"]
 
 
+@pytest.mark.spec("LB-FOLDER")
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [("{not json", "not valid JSON"), ("[1, 2]", "expected a tau2 submission"), ('{"results": 3}', "results")],
+)
+def test_a_bad_submission_json_is_one_error_line_naming_it(
+    text: str, why: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "bad_org_2026-01-01"
+    shutil.copytree(SUBMISSIONS / "claude-sonnet-4-5_aide-platform_2025-10-31", folder)
+    (folder / "submission.json").write_text(text, encoding="utf-8")
+    for command in ("leaderboard", "crosscheck"):
+        code, out, err = run(capsys, command, tmp_path, "--bootstrap", "0")
+        assert code == 2 and out == "" and err.count("\n") == 1, err
+        assert str(folder / "submission.json") in err and why in err
+
+
 @pytest.mark.spec("LB-FOLDER", "LB-SITE-HOOK")
 def test_the_python_functions_take_folders() -> None:
     import prefixexec
