@@ -362,7 +362,11 @@ def test_a_folder_of_nothing_is_one_error_line(tmp_path: Path, capsys: pytest.Ca
 @pytest.mark.spec("LB-FOLDER")
 @pytest.mark.parametrize(
     ("text", "why"),
-    [("{not json", "not valid JSON"), ("[1, 2]", "expected a tau2 submission"), ('{"results": 3}', "results")],
+    [
+        ("{not json", "not valid JSON"),
+        ("[1, 2]", "expected a tau2 submission"),
+        ('{"results": 3}', "results"),
+    ],
 )
 def test_a_bad_submission_json_is_one_error_line_naming_it(
     text: str, why: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
