@@ -335,9 +335,11 @@ def compare(source: object, *, baseline: str, **options: object) -> Result:
 
 
 def leaderboard(source: object, **options: object) -> Result:
-    """``prefixexec leaderboard FILE...``: the systems ranked by success and by each prefix metric,
+    """``prefixexec leaderboard PATH...``: the systems ranked by success and by each prefix metric,
     with rank intervals, Kendall's tau-b and the pairs whose order differs (LB-API; the result's
-    document is LB-JSON, table ``datasets``)."""
+    document is LB-JSON, table ``datasets``). ``source`` may be submission folders, a folder of
+    them or BFCL's ``result/`` folder (LB-FOLDER): the document then also holds ``claims``, every
+    claim of every submission checked (LB-CLAIMS)."""
     return call("leaderboard", source, **options)
 
 
@@ -346,8 +348,10 @@ def explain(source: object, **options: object) -> Result:
     return call("explain", source, **options)
 
 
-def crosscheck(theirs: str | os.PathLike[str], source: object, **options: object) -> Result:
-    """``prefixexec crosscheck THEIRS FILE...``: another tool's metrics next to ours."""
+def crosscheck(theirs: str | os.PathLike[str], source: object = (), **options: object) -> Result:
+    """``prefixexec crosscheck THEIRS FILE...``: another tool's metrics next to ours, or a claims
+    file against its trajectories; with ``theirs`` a submission folder or a folder of them and no
+    ``source``, every submission's claims against its own trajectories (CLAIM-MANY)."""
     return call("crosscheck", source, {"theirs": os.fspath(theirs)}, **options)
 
 

@@ -122,6 +122,9 @@ class Run:
     num_trials: int | None = None
     #: Rollouts left out as the benchmark leaves them out (tau2: infrastructure errors).
     dropped: int = 0
+    #: Every rollout read of the condition in the file, the left-out ones too (what ``score``
+    #: scores: the leaderboard of submissions ranks these, LB-TRIALS).
+    read: tuple[Rollout, ...] = attrs.field(default=(), eq=False, repr=False)
 
 
 @attrs.frozen(slots=True)
@@ -445,7 +448,7 @@ def read_runs(paths: Sequence[str], adapter: str, options: AdapterOptions) -> li
         for key in sorted(grouped):
             kept = [r for r in grouped[key] if reasons.get((r.task_id, r.trial)) != "infrastructure_error"]
             dropped = len(grouped[key]) - len(kept) + left_out.get(key, 0)
-            runs.append(Run(path, key, tuple(kept), tasks, trials, dropped))
+            runs.append(Run(path, key, tuple(kept), tasks, trials, dropped, tuple(grouped[key])))
     return runs
 
 
@@ -829,9 +832,14 @@ def check(claims: Claims, runs: Sequence[Run], best_of: bool = False) -> list[Cl
         if not mine and not claim.parts:
             held = ", ".join(sorted({f"{r.key.dataset} ({r.key.model})" for r in runs}))
             what = claim.dataset + (f" of {claim.system}" if bfcl and claim.system else "")
-            reason = Reason(
-                "no_trajectories", f"no trajectories of {what} among the input files (they hold {held})"
-            )
+            text = f"no trajectories of {what} among the input files (they hold {held})"
+            same = [r for r in runs if r.key.dataset == claim.dataset]
+            if bfcl and claim.system and same:  # BFCL-MODEL: the input's model is another name
+                text += (
+                    f"; the input's model is read from its score file or folder name; if these are "
+                    f"{claim.system}'s entries, give --model {claim.system}"
+                )
+            reason = Reason("no_trajectories", text)
             out.append(ClaimCheck(claim, "not_checkable", reasons=(reason,)))
             continue
         result = check_bfcl(claim, mine, runs) if bfcl else check_tau2(claim, mine, best_of)

@@ -33,6 +33,8 @@ END = "<!-- end generated -->"
 
 #: The real tau-bench run the front page shows (MIT, in tests/data/real).
 TAU = "tests/data/real/tau-bench-v1/gpt-4o-airline.json"
+#: The real tau2-bench leaderboard submissions folder, in tau2's layout (MIT, in tests/data/real).
+SUBMISSIONS = "tests/data/real/tau2-submissions"
 #: The AgentRx tau-bench retail run with human step labels (MIT, in tests/data/real).
 AGENTRX = "tests/data/real/agentrx-tau-retail/data/tau_retail/tau_dataset_failed.json"
 
@@ -156,6 +158,17 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "demo-table": _demo,
     "explain-agentrx": lambda: shell(["explain", AGENTRX, "--task", "34"]),
     "human-labels": _human_labels,
+    "leaderboard-submissions": lambda: shell(
+        ["leaderboard", SUBMISSIONS, "--bootstrap", "1000", "--metric", "TER", "--quiet"]
+    ),
+    "crosscheck-submissions": lambda: shell(
+        [
+            "crosscheck",
+            f"{SUBMISSIONS}/adaptive-agent_ironshell-ui_2026-03-22/submission.json",
+            f"{SUBMISSIONS}/kimi-k2_moonshot-ai_2025-07-11/submission.json",
+            "--quiet",
+        ]
+    ),
 }
 
 

@@ -419,7 +419,7 @@ def test_the_claude_csv_row_is_matched_by_name_and_checked(
     code, doc = run_json(["crosscheck", str(CLAUDE_BFCL / "data_multi_turn.csv"), str(DS_RESULT)], capsys)
     base = by_claim(doc)[("bfcl-multi-turn/multi_turn_base", "accuracy")]
     assert (
-        base["verdict"] == "not_checkable" and "deepseek-v3.1-terminus-FC" in reasons(base)["no_trajectories"]
+        base["verdict"] == "not_checkable" and "DeepSeek-V3.1-Terminus-FC" in reasons(base)["no_trajectories"]
     )
 
 

@@ -82,6 +82,30 @@ EXPECTED: dict[str, str | None] = {
     "main/tests/data/real/tau2-leaderboard/toolorchestra_airline_gpt-5_1trial.json.zst": "taubench",
     "main/tests/data/real/tau2-leaderboard/toolorchestra_nvidia.submission.json": None,
     "main/tests/data/real/tau2-leaderboard/toolorchestra_retail_gpt-5_1trial.json.zst": "taubench",
+    # tau2-submissions/SOURCE.md: tau2's own layout; submission.json claims are not inputs; the
+    # "medical" file is a tau2 simulation list of a domain tau2 does not have (detected, not read).
+    "main/tests/data/real/tau2-submissions/LICENSE": None,
+    "main/tests/data/real/tau2-submissions/SOURCE.md": None,
+    "main/tests/data/real/tau2-submissions/adaptive-agent_ironshell-ui_2026-03-22/submission.json": None,
+    "main/tests/data/real/tau2-submissions/adaptive-agent_ironshell-ui_2026-03-22/trajectories/"
+    "adaptive-agent_airline_claude-opus-4-6_1trial.json.zst": "taubench",
+    "main/tests/data/real/tau2-submissions/adaptive-agent_ironshell-ui_2026-03-22/trajectories/"
+    "adaptive-agent_medical_claude-opus-4-6_1trial.json.zst": "taubench",
+    "main/tests/data/real/tau2-submissions/button-claude-opus-4-6_distyl-ai_2026-03-04/submission.json": None,
+    "main/tests/data/real/tau2-submissions/button-claude-opus-4-6_distyl-ai_2026-03-04/trajectories/"
+    "airline.json.zst": "taubench",
+    "main/tests/data/real/tau2-submissions/claude-sonnet-4-5_aide-platform_2025-10-31/submission.json": None,
+    "main/tests/data/real/tau2-submissions/claude-sonnet-4-5_aide-platform_2025-10-31/trajectories/"
+    "claude-sonnet-4-5_airline_default_gpt4.1_1trials.json.zst": "taubench",
+    "main/tests/data/real/tau2-submissions/gpt-oss-120b_openai_2025-11-26/submission.json": None,
+    "main/tests/data/real/tau2-submissions/gpt-oss-120b_openai_2025-11-26/trajectories/"
+    "langchain_agent_airline_2025-11-26_00-37-06.json.zst": "taubench",
+    "main/tests/data/real/tau2-submissions/kimi-k2_moonshot-ai_2025-07-11/submission.json": None,
+    "main/tests/data/real/tau2-submissions/toolorchestra_nvidia_2025-12-02/submission.json": None,
+    "main/tests/data/real/tau2-submissions/toolorchestra_nvidia_2025-12-02/trajectories/"
+    "toolorchestra_airline_gpt-5_1trial.json.zst": "taubench",
+    "main/tests/data/real/tau2-submissions/toolorchestra_nvidia_2025-12-02/trajectories/"
+    "toolorchestra_retail_gpt-5_1trial.json.zst": "taubench",
     "main/tests/data/real/inspect/"
     "2025-02-11T15-17-00-05-00_popularity_dPiJifoWeEQBrfWsAopzWr.eval": "inspect",
     "main/tests/data/real/inspect/"

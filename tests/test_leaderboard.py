@@ -257,18 +257,28 @@ def test_fine_tuning_ties_success_but_not_executability(capsys: pytest.CaptureFi
     assert by_system(ds)["gpt-4.1"]["metrics"]["success"]["rank"] == 1.5
 
 
-@pytest.mark.spec("LB-TASKS", "LB-REAL")
+@pytest.mark.spec("LB-TASKS", "LB-UNPAIRED", "LB-REAL")
 def test_systems_that_do_not_share_tasks(capsys: pytest.CaptureFixture[str]) -> None:
     # ToolOrchestra ran all 114 retail tasks; the gym runs 40 of them.
     files = [*RETAIL_GYM, BOARD / "toolorchestra_retail_gpt-5_1trial.json.zst"]
-    code, out, err = run(capsys, *files, "--bootstrap", "0")
-    assert code == 2 and out == ""
-    assert "tau-bench/retail: the systems do not share one task set (114 tasks in all, 40 shared)" in err
-    assert "gpt-4.1 / llm_agent lacks task(s)" in err and "(74 in all)" in err
-    assert "--shared-tasks scores every system on the 40 shared tasks" in err
+    code, out, _ = run(capsys, *files, "--bootstrap", "0", "--format", "text")
+    assert code == 0
+    # LB-UNPAIRED: each system on its own tasks, said in one line of the table's title
+    assert (
+        "tau-bench/retail: 3 systems on 114 tasks in all, 40 shared by every system: each system is ranked "
+        "on its own tasks with unpaired intervals" in out
+    )
+    ds = document(capsys, *files, "--bootstrap", "200")["datasets"][0]
+    assert ds["tasks"]["paired"] is False and (ds["tasks"]["union"], ds["tasks"]["shared"]) == (114, 40)
+    assert {s["system"]: s["tasks"] for s in ds["systems"]} == {
+        "gpt-4.1 / llm_agent": 40,
+        "ft:gpt-4.1-2025-04-14:sierra:tau2-full-sft:BzrYdMNm / llm_agent": 40,
+        "gpt-4.1-mini-2025-04-14 / llm_agent": 114,
+    }
     ds = document(capsys, *files, "--bootstrap", "0", "--shared-tasks")["datasets"][0]
     assert ds["tasks"] == {
         "scored": 40,
+        "paired": True,
         "union": 114,
         "shared": 40,
         "dropped": 74,
@@ -279,7 +289,8 @@ def test_systems_that_do_not_share_tasks(capsys: pytest.CaptureFixture[str]) -> 
         },
     }
     assert all(s["N"] == 40 for s in ds["systems"])
-    code, out, err = run(capsys, *files, "--bootstrap", "0", "--shared-tasks", "--format", "text")
+    assert "warnings" not in ds["tasks"]  # 40 shared tasks: not fewer than 20 (LB-FEW-TASKS)
+    code, out, _ = run(capsys, *files, "--bootstrap", "0", "--shared-tasks", "--format", "text")
     assert "(--shared-tasks: 74 of 114 tasks dropped: not shared by all)" in out
 
 

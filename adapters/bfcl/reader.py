@@ -149,6 +149,57 @@ def _model_from_path(path: str) -> str | None:
     return parent.name or None
 
 
+def score_files(path: str) -> list[Path]:
+    """BFCL-MODEL: where BFCL writes the score file of result file ``path``: in ``score/``
+    beside the ``result/`` folder above it (the same sub-path), or in the result file's folder."""
+    here = Path(path)
+    name = plain_name(here.name)
+    if not name.endswith("_result.json"):
+        return []
+    wanted = name[: -len("_result.json")] + "_score.json"
+    folders = [here.parent]
+    parts = here.parent.parts
+    if "result" in parts[-3:]:
+        at = len(parts) - 1 - parts[::-1].index("result")
+        folders.insert(0, Path(*parts[:at], "score", *parts[at + 1 :]))
+    return [f / (wanted + z) for f in folders for z in ("", ".gz", ".zst") if (f / (wanted + z)).is_file()]
+
+
+def model_from_score(path: str) -> str | None:
+    """BFCL-MODEL: the ``model_name`` BFCL's score file of result file ``path`` gives its entries
+    (its first entry, the line after the summary), or ``None`` without one."""
+    for score in score_files(path):
+        for i, (_, line) in enumerate(open_lines(str(score))):
+            if i > 1:
+                break
+            try:
+                record = parse_json_line(line)
+            except (ValueError, RecursionError):
+                break
+            name = record.get("model_name") if isinstance(record, dict) else None
+            if isinstance(name, str) and name.strip():
+                return name.strip()
+    return None
+
+
+def model_of(path: str) -> str | None:
+    """BFCL-MODEL: a result file's model: the name of its folder (``result/<model>/multi_turn/``)
+    when BFCL's model map knows it (BFCL names the folder after it), else the ``model_name`` of
+    its score file, else the folder's name, said in one warning line naming ``--model``."""
+    folder = _model_from_path(path)
+    if folder and decoders.handler_map().get(folder) is not None:
+        return folder
+    found = model_from_score(path)
+    if found is not None:
+        return found
+    if folder:
+        notice(
+            f"prefixexec: warning: {path}: the model {folder!r} is the name of the file's folder (no BFCL "
+            "score file names it, and BFCL's model map does not know it): give --model if it is not the model"
+        )
+    return folder
+
+
 def _lines(path: str) -> list[tuple[int, str]]:
     # JSON lines end at "\n" only (HOSTILE-LINES: str.splitlines also breaks at U+2028, U+0085,
     # \x0b, \x0c, \x1c-\x1e, which a result written with ensure_ascii=False holds raw in its
@@ -353,7 +404,7 @@ def read_results(paths: Sequence[str], options: AdapterOptions) -> ReadResult:
         file_category = _file_category(path) if path != "-" else None
         if wanted is not None and file_category is not None and file_category != wanted:
             continue
-        model = options.model or (None if path == "-" else _model_from_path(path))
+        model = options.model or (None if path == "-" else model_of(path))
         if not model:
             raise InputError(path, "cannot tell the model from the path: give --model")
         choice = decoders.choose(model, requested)

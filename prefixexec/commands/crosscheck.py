@@ -4,39 +4,22 @@ leaderboard's published claims against their trajectories (CLAIM-*)."""
 from __future__ import annotations
 
 import argparse
-import json
 from fractions import Fraction
 from pathlib import Path
 
 from prefixexec.adapters import InputError
-from prefixexec.adapters.text import printable_lines
 from prefixexec.claims import FORMATS as CLAIM_FORMATS
-from prefixexec.claims import check, detect_format, read_claims, read_runs
-from prefixexec.claims import checks_json as claims_json
-from prefixexec.claims import format_checks as format_claims
+from prefixexec.claims import detect_format
 from prefixexec.cli import (
-    adapter_options,
     add_adapter_options,
     add_bootstrap_options,
     add_quiet_option,
-    read_input,
     settings_of,
     signature_of,
     stdout,
 )
-from prefixexec.crosscheck import (
-    CONDITION_COLUMNS,
-    ROLLOUT_COLUMNS,
-    attach_rollouts,
-    checks_json,
-    crosscheck,
-    format_checks,
-    parse_mapping,
-    read_their_csv,
-    read_their_json,
-    read_their_rollouts_csv,
-)
-from prefixexec.inference import evaluate
+from prefixexec.crosscheck import CONDITION_COLUMNS, ROLLOUT_COLUMNS, parse_mapping
+from prefixexec.crosscheck_run import CrosscheckRun, all_claims_inputs
 
 NAME = "crosscheck"
 
@@ -58,8 +41,20 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         description="Recompute our metrics from the rollouts FILE... and compare every value THEIRS "
         "reports (our score --json shape, or a CSV with one row per condition). Exit 1 on any difference.",
     )
-    p.add_argument("theirs", metavar="THEIRS", help="their report: .json (score --json shape) or .csv")
-    p.add_argument("files", nargs="+", metavar="FILE", help="the rollouts ('-' for stdin)")
+    p.add_argument(
+        "theirs",
+        metavar="THEIRS",
+        help="their report: .json (score --json shape) or .csv, a claims file, or a submission folder",
+    )
+    p.add_argument(
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="the rollouts ('-' for stdin); none when THEIRS... are submission folders, a folder of them "
+        "or their submission.json files: each submission's claims are checked against its own "
+        "trajectories (CLAIM-MANY)",
+    )
+    p.set_defaults(detect_in_command=True)  # submissions are detected per folder (CLAIM-MANY)
     add_adapter_options(p)
     add_bootstrap_options(p)
     p.set_defaults(bootstrap=0)  # point estimates only unless intervals are asked for
@@ -109,52 +104,86 @@ def _claims_format(args: argparse.Namespace) -> str | None:
     return detect_format(args.theirs, text)
 
 
-def _run_claims(args: argparse.Namespace, fmt: str) -> int:
-    for flag, given in (("--map", args.map), ("--their-rollouts", args.their_rollouts)):
-        if given:
-            raise InputError(flag, f"has no effect on a claims file ({fmt})")
-    claims = read_claims(args.theirs, fmt, args.tolerance)
-    runs = read_runs(args.files, args.adapter, adapter_options(args))
-    checks = check(claims, runs, args.best_of)
-    signature = str(signature_of(args))
-    if args.json:
-        document = claims_json(claims, checks, signature, args.best_of)
-        stdout(args).write(json.dumps(document, indent=2, allow_nan=False) + "\n")
-    else:
-        stdout(args).write(printable_lines(format_claims(claims, checks, signature)))
-    return 1 if any(c.verdict == "differs" for c in checks) else 0
+def options(args: argparse.Namespace) -> CrosscheckRun:
+    """The command line's arguments as :class:`~prefixexec.crosscheck_run.CrosscheckRun`
+    (API-PIPELINE: the ``Namespace`` ends here), checked before any input is read."""
+    from prefixexec.cli import input_options, resolve_adapter
 
+    given = [args.theirs, *args.files]
+    if all_claims_inputs(given):  # CLAIM-MANY: submission folders or their submission.json files
+        from prefixexec.submissions import discover
 
-def run(args: argparse.Namespace) -> int:
+        for flag, value in (("--map", args.map), ("--their-rollouts", args.their_rollouts)):
+            if value:
+                raise InputError(flag, "has no effect on claims files")
+        if args.format is not None:
+            raise InputError(
+                "--format", "submissions are read as their folders say (submission.json, BFCL score)"
+            )
+        submissions = discover(given)
+        files = [f for s in submissions for f in s.files]
+        if args.adapter == "auto":
+            from prefixexec.adapters.detect import resolve
+
+            args.adapter = resolve(files)[0] if files else "taubench"
+        args.files = files
+        return CrosscheckRun(
+            mode="submissions",
+            theirs=args.theirs,
+            input=input_options(args),
+            signature=signature_of(args),
+            tolerance=args.tolerance,
+            best_of=args.best_of,
+            submissions=submissions,
+            as_json=args.json,
+        )
+    if not args.files:
+        raise InputError(
+            "FILE",
+            "required: the rollouts to check THEIRS against (or give only submission folders or their "
+            "submission.json files: each is checked against its own trajectories)",
+        )
+    args.detect_in_command = False
+    resolve_adapter(args)
     claims_format = _claims_format(args)
     if claims_format is not None:
-        return _run_claims(args, claims_format)
+        for flag, value in (("--map", args.map), ("--their-rollouts", args.their_rollouts)):
+            if value:
+                raise InputError(flag, f"has no effect on a claims file ({claims_format})")
+        return CrosscheckRun(
+            mode="claims",
+            theirs=args.theirs,
+            input=input_options(args),
+            signature=signature_of(args),
+            format=claims_format,
+            tolerance=args.tolerance,
+            best_of=args.best_of,
+            as_json=args.json,
+        )
     if args.best_of:
         raise InputError("--best-of", "applies to claims files only (a tau2 submission.json)")
     fmt = args.format or Path(args.theirs).suffix.lower().lstrip(".")
     if fmt not in ("json", "csv"):
         raise InputError(args.theirs, "cannot tell the format from the extension; give --format json or csv")
     mapping = parse_mapping(args.map, tuple(dict.fromkeys(CONDITION_COLUMNS + ROLLOUT_COLUMNS)))
-    if fmt == "json":
-        theirs = read_their_json(args.theirs, args.tolerance)
-    else:
-        theirs = read_their_csv(args.theirs, mapping, args.tolerance)
-    if args.their_rollouts:
-        theirs = attach_rollouts(theirs, read_their_rollouts_csv(args.their_rollouts, mapping))
-    from prefixexec.scale import available_memory
-
-    rollouts = read_input(args)
-    results = evaluate(  # intervals only, in bounded memory (BOOT-BLOCK, BOOT-MEMORY)
-        rollouts,
-        settings_of(args),
+    return CrosscheckRun(
+        mode="theirs",
+        theirs=args.theirs,
+        input=input_options(args),
+        signature=signature_of(args),
+        format=fmt,
+        tolerance=args.tolerance,
+        mapping=mapping,
+        their_rollouts=args.their_rollouts,
+        bootstrap=settings_of(args),
         paired=not args.unpaired,
-        keep_replicates=False,
-        memory_limit=available_memory(),
+        as_json=args.json,
     )
-    checks = crosscheck(theirs, results, rollouts)
-    signature = str(signature_of(args))
-    if args.json:
-        stdout(args).write(json.dumps(checks_json(checks, signature), indent=2, allow_nan=False) + "\n")
-    else:
-        stdout(args).write(printable_lines(format_checks(checks, signature)))
-    return 1 if any(c.differs for c in checks) else 0
+
+
+def run(args: argparse.Namespace) -> int:
+    from prefixexec.crosscheck_run import run as check
+
+    text, status = check(options(args))
+    stdout(args).write(text)
+    return status

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
+from prefixexec.adapters import InputError
 from prefixexec.cli import (
     add_adapter_options,
     add_bootstrap_options,
@@ -11,6 +13,10 @@ from prefixexec.cli import (
     add_quiet_option,
     int_at_least,
 )
+from prefixexec.submissions import SYSTEM_FROM
+
+if TYPE_CHECKING:
+    from prefixexec.ranking.run import LeaderboardRun
 
 NAME = "leaderboard"
 
@@ -41,7 +47,22 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "tau-b between the success ranking and each other metric's, and the pairs the two order "
         "differently (spec/leaderboard.md).",
     )
-    p.add_argument("files", nargs="+", metavar="FILE", help="input files ('-' for stdin)")
+    p.add_argument(
+        "files",
+        nargs="+",
+        metavar="PATH",
+        help="submission folders (tau2: submission.json + trajectories/), a folder of them, BFCL's "
+        "result/ (+ score/) folder, or trajectory files ('-' for stdin)",
+    )
+    p.set_defaults(detect_in_command=True)  # each submission's files are detected (LB-FOLDER)
+    p.add_argument(
+        "--system-from",
+        choices=SYSTEM_FROM,
+        default="submission",
+        help="what one system of submissions is: submission (default: named from its submission.json: "
+        "model, organisation, type, date), folder (its folder's name), file (each trajectory file), "
+        "model (the model / agent the trajectories name)",
+    )
     add_adapter_options(p)
     by = next(a for a in p._actions if a.dest == "by")
     by.choices = (*SYSTEM_BY, *(by.choices or ()))
@@ -74,8 +95,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--shared-tasks",
         action="store_true",
-        help="score every system on the tasks all systems of its dataset share (says how many were "
-        "dropped); without it, systems that do not share their tasks are refused",
+        help="score every system on the tasks all systems of its dataset share, paired (says how many "
+        "were dropped; warns below 20); without it, systems that do not share their tasks are each "
+        "ranked on their own tasks with unpaired intervals",
     )
     p.add_argument("--format", choices=FORMATS, default="text", help="output format (default text)")
     p.add_argument("--json", action="store_true", help="print the JSON document (same as --format json)")
@@ -90,20 +112,62 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_quiet_option(p)
 
 
-def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from prefixexec.adapters import InputError
-    from prefixexec.adapters.files import check_outputs
-    from prefixexec.cli import _write, read_scored_input, settings_of, signature_of
-    from prefixexec.ranking import LeaderboardOptions, leaderboard_document
-    from prefixexec.ranking.tables import WRITERS
-    from prefixexec.scoring import dumps
-    from prefixexec.ttyprogress import Work
+def options(args: argparse.Namespace) -> LeaderboardRun:
+    """The command line's arguments as :class:`~prefixexec.ranking.run.LeaderboardRun`
+    (API-PIPELINE: the ``Namespace`` ends here), checked before any input is read."""
+    from prefixexec.cli import engine_options, input_options, resolve_adapter, settings_of, signature_of
+    from prefixexec.ranking import LeaderboardOptions
+    from prefixexec.ranking.run import LeaderboardRun
+    from prefixexec.submissions import discover, is_folder_input
 
     system_by = "condition"
     if args.by in SYSTEM_BY:
         system_by, args.by = args.by, None
+    submissions = None
+    if is_folder_input(args.files):
+        submissions = discover(args.files)
+        for flag, given in (("--select", args.select), ("--engine dask", args.engine == "dask")):
+            if given:
+                raise InputError(flag, "applies to trajectory files, not to submission folders")
+        files = [f for s in submissions for f in s.files]
+        if args.adapter == "auto" and files:
+            from prefixexec.adapters.detect import resolve
+
+            args.adapter = resolve(files)[0]
+        elif args.adapter == "auto":
+            args.adapter = "taubench"  # no trajectories: only claims, listed as not checkable
+    else:
+        if args.system_from != "submission":
+            raise InputError("--system-from", "applies to submission folders (give --by for files)")
+        args.detect_in_command = False
+        resolve_adapter(args)
+    return LeaderboardRun(
+        input=input_options(args),
+        ranking=LeaderboardOptions(
+            by=system_by,
+            metrics=args.metric or LeaderboardOptions().metrics,
+            k=args.k,
+            trials=args.trials,
+            shared_tasks=args.shared_tasks,
+        ),
+        bootstrap=settings_of(args),
+        signature=signature_of(args),
+        engine=engine_options(args),
+        submissions=submissions,
+        system_from=args.system_from,
+        format="json" if args.json else args.format,
+        quiet=bool(args.quiet),
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from prefixexec.adapters.files import check_outputs
+    from prefixexec.cli import _write
+    from prefixexec.ranking.run import leaderboard, render
+    from prefixexec.ttyprogress import Work
+
     figures = list(args.figure or [])
     check_outputs(figures)  # HOSTILE-OUTPUT-EARLY: before any input is read
     for path in figures:
@@ -113,20 +177,11 @@ def run(args: argparse.Namespace) -> int:
         from prefixexec.extras import require
 
         require("matplotlib", "--figure")
-    options = LeaderboardOptions(
-        by=system_by,
-        metrics=args.metric or LeaderboardOptions().metrics,
-        k=args.k,
-        trials=args.trials,
-        shared_tasks=args.shared_tasks,
-    )
-    with Work(args.quiet, "prefixexec leaderboard") as work:  # PROGRESS-TTY, PROGRESS-COUNT
+    typed = options(args)
+    with Work(typed.quiet, "prefixexec leaderboard") as work:  # PROGRESS-TTY, PROGRESS-COUNT
         work.phase("reading input", unit="rollouts")
-        accumulators, _ = read_scored_input(args, on_rows=work.advance)
-        work.phase(f"ranking ({args.bootstrap} resamples)" if args.bootstrap else "ranking")
-        document = leaderboard_document(accumulators, settings_of(args), options, str(signature_of(args)))
-    fmt = "json" if args.json else args.format
-    text = dumps(document) if fmt == "json" else WRITERS[fmt](document)
+        document = leaderboard(typed, on_rows=work.advance, on_phase=work.phase)
+    text = render(document, typed.format)
     rendered = {}
     if figures:
         from prefixexec.ranking.figure import figure_bytes

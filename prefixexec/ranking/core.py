@@ -198,8 +198,10 @@ def _shown(tasks: Sequence[str]) -> str:
 
 def _common_tasks(
     dataset: str, systems: Mapping[str, tuple[ConditionKey, Accumulator]], shared_tasks: bool
-) -> tuple[tuple[str, ...], dict[str, Any]]:
-    """LB-TASKS: the task list every system is scored on, and what was dropped to get it."""
+) -> tuple[tuple[str, ...] | None, dict[str, Any]]:
+    """LB-TASKS: the task list every system is scored on, and what was dropped to get it;
+    ``None`` when the systems do not share one task set and ``shared_tasks`` is off: each system
+    is then scored on its own tasks (LB-UNPAIRED)."""
     sets = {label: set(acc.tasks) for label, (_, acc) in systems.items()}
     union = sorted(set().union(*sets.values()))
     shared = sorted(set.intersection(*sets.values()))
@@ -209,27 +211,32 @@ def _common_tasks(
         info["dropped_by_system"] = {label: 0 for label in systems}
         return tuple(union), info
     if not shared_tasks:
-        problems = "; ".join(f"{label} lacks task(s) {_shown(ts)}" for label, ts in lacking.items() if ts)
-        raise InputError(
-            "input",
-            f"{dataset}: the systems do not share one task set ({len(union)} tasks in all, {len(shared)} "
-            f"shared): {problems} (--shared-tasks scores every system on the {len(shared)} shared tasks)",
-        )
+        # LB-UNPAIRED: each system on its own tasks, its interval from its own resamples
+        info["dropped"] = 0
+        info["dropped_by_system"] = {label: 0 for label in systems}
+        info["paired"] = False
+        info["lacking_by_system"] = {label: len(ts) for label, ts in lacking.items()}
+        return None, info
     if not shared:
         raise InputError("--shared-tasks", f"{dataset}: no task is shared by every system")
     info["dropped_by_system"] = {label: len(sets[label]) - len(shared) for label in systems}
+    from prefixexec.inference import few_tasks_warning
+
+    warnings = few_tasks_warning(len(shared))  # LB-FEW-TASKS: as compare warns (CMP-FEW-TASKS)
+    if warnings:
+        info["warnings"] = warnings
     return tuple(shared), info
 
 
 def _systems(
     dataset: str, items: Sequence[tuple[ConditionKey, Accumulator]], options: LeaderboardOptions
-) -> tuple[list[_System], tuple[str, ...], dict[str, Any]]:
+) -> tuple[list[_System], tuple[str, ...] | None, dict[str, Any]]:
     labelled = _labelled(dataset, items, options.by)
     tasks, info = _common_tasks(dataset, labelled, options.shared_tasks)
     out: list[_System] = []
     for label, (key, acc) in labelled.items():
         run_trials = acc.distinct_trials()  # of the whole condition, before any task is dropped
-        if acc.tasks != tasks:
+        if tasks is not None and acc.tasks != tasks:
             acc = restrict(acc, tasks)
         counts, executable, successes = acc.trial_counts()
         n = pk.trials_per_task(counts.tolist(), run_trials, options.trials)
@@ -359,6 +366,23 @@ def _bootstrap(systems: Sequence[_System], tasks: Sequence[str], settings: Boots
     return _Boot(scalars={m: np.stack(v) for m, v in scalars.items()}, curves=curves)
 
 
+def _boot_of(systems: Sequence[_System], tasks: Sequence[str] | None, settings: BootstrapSettings) -> _Boot:
+    """The replicates of a dataset: paired (one draw over ``tasks``, :func:`_bootstrap`), or with
+    ``tasks`` ``None`` unpaired: each system's own draw over its own sorted tasks from the same
+    seed, as ``score --unpaired`` draws (LB-UNPAIRED, BOOT-PAIRED); the ranks of a resample then
+    compare independent replicates."""
+    if tasks is not None:
+        return _bootstrap(systems, tasks, settings)
+    own = [_bootstrap([s], s.acc.tasks, settings) for s in systems]
+    cap = max(s.cap for s in systems)
+    curves = {kind: np.full((len(systems), cap, settings.B), np.nan) for kind in pk.KINDS}
+    for i, (s, boot) in enumerate(zip(systems, own, strict=True)):
+        for kind in pk.KINDS:
+            curves[kind][i, : s.cap] = boot.curves[kind][0, : s.cap]
+    scalars = {m: np.concatenate([b.scalars[m] for b in own]) for m in _SCALARS}
+    return _Boot(scalars=scalars, curves=curves)
+
+
 def _curve_values(s: _System) -> dict[str, list[Fraction]]:
     ks = range(1, s.cap + 1)
     return {
@@ -395,8 +419,11 @@ def _dataset(
         )
     curves = [_curve_values(s) for s in systems]
     points = {m: [_point(s, m, k, c) for s, c in zip(systems, curves, strict=True)] for m in METRICS}
-    boot = None if settings is None else _bootstrap(systems, tasks, settings)
-    entries = [_entry(s, points, curves[i], i, len(tasks), settings) for i, s in enumerate(systems)]
+    boot = None if settings is None else _boot_of(systems, tasks, settings)
+    entries = [
+        _entry(s, points, curves[i], i, len(s.acc.tasks) if tasks is None else len(tasks), settings)
+        for i, s in enumerate(systems)
+    ]
     if boot is not None and settings is not None:
         _intervals(entries, systems, boot, k, settings.level)
     level = 0.95 if settings is None else settings.level
@@ -420,7 +447,11 @@ def _dataset(
         "dataset": dataset,
         "k": k,
         "max_k": common,
-        "tasks": {"scored": len(tasks), **task_info},
+        "tasks": {
+            "scored": len(set().union(*(s.acc.tasks for s in systems))) if tasks is None else len(tasks),
+            "paired": tasks is not None,
+            **task_info,
+        },
         "shown": list(options.ranked),
         "ranked": list(ranked),
         "systems": [entries[i] for i in order],

@@ -70,6 +70,13 @@ def dataset_title(ds: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
     text = f"{ds['dataset']}: {count(len(ds['systems']), 'system')} on {count(tasks['scored'], 'task')}"
     if tasks["dropped"]:
         text += f" (--shared-tasks: {tasks['dropped']} of {tasks['union']} tasks dropped: not shared by all)"
+    if not tasks.get("paired", True):  # LB-UNPAIRED: said in one line
+        text += (
+            f" in all, {tasks['shared']} shared by every system: each system is ranked on its own tasks "
+            "with unpaired intervals (--shared-tasks: paired, on the shared tasks)"
+        )
+    for warning in tasks.get("warnings", ()):  # LB-FEW-TASKS
+        text += f"; warning: {warning}"
     text += f", pass^k and TER^k at k = {ds['k']} (trials: {settings['trials']})"
     if settings["bootstrap"]:
         text += f", {settings['bootstrap']} task resamples, level {settings['level']:g}"
@@ -81,10 +88,12 @@ def dataset_tables(ds: Mapping[str, Any], settings: Mapping[str, Any]) -> list[T
     k = ds["k"]
     shown, ranked = ds["shown"], ds["ranked"]
     head = dataset_title(ds, settings)
+    own = not ds["tasks"].get("paired", True)  # LB-UNPAIRED: each system's own task count
     systems = [
         (
             s["system"],
             str(s["N"]),
+            *((str(s["tasks"]),) if own else ()),
             *(metric_cell(s["metrics"][m]) for m in shown),
         )
         for s in ds["systems"]
@@ -92,7 +101,7 @@ def dataset_tables(ds: Mapping[str, Any], settings: Mapping[str, Any]) -> list[T
     tables = [
         Table(
             f"{head}: values [interval]",
-            ("system", "N", *(metric_title(m, k) for m in shown)),
+            ("system", "N", *(("tasks",) if own else ()), *(metric_title(m, k) for m in shown)),
             tuple(systems),
         ),
         Table(
@@ -156,8 +165,37 @@ def _shares(s: Mapping[str, float]) -> str:
     return f"{_num(s['first'])}/{_num(s['tie'])}/{_num(s['second'])}"
 
 
+def claims_tables(document: Mapping[str, Any]) -> list[Table]:
+    """LB-CLAIMS, LB-NOT-CHECKABLE: the claims table of a leaderboard of submissions, and the
+    submissions whose claims cannot be checked (none without submissions)."""
+    claims = document.get("claims")
+    if claims is None:
+        return []
+    from prefixexec.submissions import claims_table, not_checkable_lines
+
+    title, headers, rows = claims_table(claims)
+    tables = [Table(title, headers, rows)] if rows else []
+    lines = not_checkable_lines(claims)
+    if lines:
+        shown = f"{count(len(claims['not_checkable']), 'submission')} whose claims are not checkable"
+        tables.append(Table(shown, ("not checkable",), tuple((line.split(": ", 1)[1],) for line in lines)))
+    notes = [
+        (s["system"], f"{name}: {why}")
+        for s in document.get("submissions", ())
+        for key, why in (
+            ("unlisted", "in trajectories/ but not in its trajectory_files: not read"),
+            ("missing", "in its trajectory_files but not in trajectories/"),
+        )
+        for name in s.get(key, ())
+    ]
+    if notes:  # LB-LISTED
+        tables.append(Table("trajectory files of the submissions", ("system", "file"), tuple(notes)))
+    return tables
+
+
 def _all_tables(document: Mapping[str, Any]) -> list[Table]:
-    return [t for ds in document["datasets"] for t in dataset_tables(ds, document["settings"])]
+    found = [t for ds in document["datasets"] for t in dataset_tables(ds, document["settings"])]
+    return found + claims_tables(document)
 
 
 def leaderboard_text(document: Mapping[str, Any]) -> str:
