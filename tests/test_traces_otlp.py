@@ -351,6 +351,58 @@ def test_protobuf_faults_are_one_error(tmp_path: Path, capsys: pytest.CaptureFix
     assert str(broken) in err and "ExportTraceServiceRequest" in err
 
 
+@pytest.mark.spec("TRACE-OTLP-PROTOBUF", "HOSTILE-LINE")
+@pytest.mark.parametrize("block", [1, 3, 4, 5, 97, 4096])
+def test_a_stream_read_in_blocks_of_any_size_reads_as_in_one(
+    block: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the stream is read a block at a time, messages handed on as views of the block: blocks that
+    # end inside a size, inside a message or on a boundary give the same spans and the same errors
+    from prefixexec.adapters.otel import protobuf
+
+    whole = read(DATA / "genai-stream.pb")
+    monkeypatch.setattr(protobuf, "BLOCK", block)
+    assert [(r.task_id, verdict(r), r.meta["action_spans"]) for r in read(DATA / "genai-stream.pb")] == [
+        (r.task_id, verdict(r), r.meta["action_spans"]) for r in whole
+    ]
+    data = (DATA / "genai-stream.pb").read_bytes()
+    first = int.from_bytes(data[:4], "big")
+    cut = tmp_path / "cut.pb"
+    cut.write_bytes(data[: 4 + first + 4 + 10])
+    err = one_error(["score", "--adapter", "otel", str(cut)], capsys)
+    assert f"{cut}: message 2 (byte {4 + first})" in err and "cut off: 10 of" in err
+    cut.write_bytes(data[: 4 + first + 2])
+    err = one_error(["score", "--adapter", "otel", str(cut)], capsys)
+    assert f"{cut}: message 2 (byte {4 + first})" in err and "inside a message size" in err
+
+
+@pytest.mark.spec("TRACE-OTLP-PROTOBUF", "TRACE-OTEL", "TRACE-KEYS")
+def test_the_protobuf_reader_reads_every_attribute_the_conventions_read() -> None:
+    # a protobuf span's attribute values are read only for the keys semantics.READS lists and the
+    # TRACE-KEYS ones: every key the module's source reads from a span's values must be listed
+    import re
+
+    from prefixexec.adapters.otel import semantics
+
+    source = Path(semantics.__file__).read_text(encoding="utf-8")
+    body = source[source.index("def interpret(") :]
+    read_keys = set(re.findall(r"values(?:\.get\(|\[)\"([^\"]+)\"", body))
+    read_keys |= set(re.findall(r"values\.get\(\"([^\"]+)\"", source[: source.index("def evaluations(")]))
+    assert "gen_ai.operation.name" in read_keys and "error.type" in read_keys  # the scan finds them
+    assert read_keys <= semantics.READS
+    # an attribute outside READS named by --task-attr is read too: the protobuf forms give the
+    # tasks the JSON form gives (mcp.session.id: the MCP scenario's spans carry it)
+    by_json = {(r.task_id, verdict(r)) for r in read(DATA / "genai-pretty.json", task_attr="mcp.session.id")}
+    assert any(
+        task != r
+        for task, r in {
+            (r.task_id, r.meta["trace_id"]) for r in read(DATA / "genai.pb", task_attr="mcp.session.id")
+        }
+    )
+    for name in ("genai.pb", "genai-stream.pb"):
+        assert {(r.task_id, verdict(r)) for r in read(DATA / name, task_attr="mcp.session.id")} == by_json
+
+
 @pytest.mark.spec("TRACE-OTLP-PROTOBUF")
 def test_without_the_extra_protobuf_is_a_one_line_hint(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
