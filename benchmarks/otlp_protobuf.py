@@ -217,9 +217,8 @@ def main() -> int:
             peer = medians["FromString"]
             print(f"{name} ({'4-byte sizes, one message per line' if name == 'stream' else 'one request'}):")
             for what, took in medians.items():
-                print(
-                    f"  {what:42} {took:.3f} s  {spans / took:>11,.0f} spans/s  {took / peer:5.2f}x FromString"
-                )
+                rate = spans / took
+                print(f"  {what:42} {took:.3f} s  {rate:>11,.0f} spans/s  {took / peer:5.2f}x FromString")
             ratio = medians["prefixexec"] / peer
             verdict = "within" if ratio <= TARGET else "NOT within"
             print(f"  ratio prefixexec / FromString {ratio:.2f}x: {verdict} the target {TARGET:g}x")
