@@ -600,3 +600,35 @@ def test_any_document_is_rollouts_or_one_input_error(
     except InputError:
         return
     assert all(r.outcome.T >= 1 for r in rollouts)
+
+
+@pytest.mark.spec("TRACE-OTLP-PROTOBUF", "TRACE-SUCCESS")
+def test_an_event_attribute_of_every_kind_reads_as_the_span_attribute_reader_reads_it() -> None:
+    # an event's attributes go to the JSON form's structs (read by the JSON code's value_of); a
+    # span's are read straight (any_value): the two readings of one AnyValue give one value
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, KeyValue, KeyValueList
+
+    from prefixexec.adapters.otel.otlp import value_of
+    from prefixexec.adapters.otel.protobuf import _struct, any_value
+
+    nested = KeyValueList(
+        values=[
+            KeyValue(key="a", value=AnyValue(int_value=-3)),
+            KeyValue(key="a", value=AnyValue(string_value="last")),  # a repeated key: the last
+            KeyValue(key="b", value=AnyValue(array_value=ArrayValue(values=[AnyValue(bool_value=False)]))),
+        ]
+    )
+    values = [
+        AnyValue(string_value="text"),
+        AnyValue(string_value=""),
+        AnyValue(bool_value=True),
+        AnyValue(int_value=2**63 - 1),
+        AnyValue(double_value=0.5),
+        AnyValue(bytes_value=b"\x00\xff"),
+        AnyValue(),
+        AnyValue(array_value=ArrayValue(values=[AnyValue(double_value=1.0), AnyValue()])),
+        AnyValue(kvlist_value=nested),
+    ]
+    read = [value_of(_struct(v)) for v in values]
+    assert read == [any_value(v) for v in values]
+    assert read[5] == "00ff" and read[-1] == {"a": "last", "b": [False]}  # by hand

@@ -65,29 +65,32 @@ def any_value(value: Any) -> object:
     return None
 
 
-def _struct_value(value: object) -> AnyValue:
-    """A Python attribute value as the JSON form's struct (for events, read by the JSON code)."""
-    if isinstance(value, str):
-        return AnyValue(stringValue=value)
-    if isinstance(value, bool):
-        return AnyValue(boolValue=value)
-    if isinstance(value, int):
-        return AnyValue(intValue=value)
-    if isinstance(value, float):
-        return AnyValue(doubleValue=value)
-    if isinstance(value, list):
-        return AnyValue(arrayValue=ArrayValue([_struct_value(v) for v in value]))
-    if isinstance(value, dict):
-        return AnyValue(kvlistValue=KeyValueList([KeyValue(k, _struct_value(v)) for k, v in value.items()]))
+def _struct(value: Any) -> AnyValue:
+    """An ``AnyValue`` message as the JSON form's struct (for events, read by the JSON code: the
+    same Python value :func:`any_value` gives, through :func:`.otlp.value_of`)."""
+    kind = value.WhichOneof("value")
+    if kind == "string_value":
+        return AnyValue(stringValue=value.string_value)
+    if kind == "bool_value":
+        return AnyValue(boolValue=value.bool_value)
+    if kind == "int_value":
+        return AnyValue(intValue=value.int_value)
+    if kind == "double_value":
+        return AnyValue(doubleValue=value.double_value)
+    if kind == "array_value":
+        return AnyValue(arrayValue=ArrayValue([_struct(v) for v in value.array_value.values]))
+    if kind == "kvlist_value":
+        pairs = [KeyValue(kv.key, _struct(kv.value)) for kv in value.kvlist_value.values]
+        return AnyValue(kvlistValue=KeyValueList(pairs))
+    if kind == "bytes_value":
+        return AnyValue(bytesValue=value.bytes_value.hex())
     return AnyValue()
 
 
 def _events(events: Any) -> list[Event]:
     return [
         Event(
-            event.name,
-            event.time_unix_nano,
-            [KeyValue(kv.key, _struct_value(any_value(kv.value))) for kv in event.attributes],
+            event.name, event.time_unix_nano, [KeyValue(kv.key, _struct(kv.value)) for kv in event.attributes]
         )
         for event in events
     ]
