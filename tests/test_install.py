@@ -361,6 +361,9 @@ def _trace_cases(folder: Path) -> list[tuple[str, str, list[Path], list[str], di
         assert formats.raw_counts(adapter) == {s: (*calls[s], r[3]) for s, r in formats.SCENARIOS.items()}
     zst = folder / "genai-stream.pb.zst"  # a zstd-compressed protobuf stream, made here
     zst.write_bytes(zstandard.ZstdCompressor().compress((otlp.DATA / "genai-stream.pb").read_bytes()))
+    # the real OpenInference spans as a protobuf stream, converted by the library's json_format
+    oi_stream = folder / "openinference-stream.pb"
+    otlp._as_protobuf(real.DATA / "agents-openinference.jsonl", folder / "openinference.pb", oi_stream)
     return [
         ("OTLP JSON Lines", "otel", [real.DATA / "agents-otel-genai.jsonl"], [], real_rows),
         ("OTLP JSON document, pretty", "otel", [otlp.DATA / "genai-pretty.json"], [], otlp_rows),
@@ -392,6 +395,7 @@ def _trace_cases(folder: Path) -> list[tuple[str, str, list[Path], list[str], di
             [],
             real_rows,
         ),
+        ("OpenInference, OTLP protobuf stream", "openinference", [oi_stream], [], real_rows),
     ]
 
 

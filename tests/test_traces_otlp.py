@@ -632,3 +632,51 @@ def test_an_event_attribute_of_every_kind_reads_as_the_span_attribute_reader_rea
     read = [value_of(_struct(v)) for v in values]
     assert read == [any_value(v) for v in values]
     assert read[5] == "00ff" and read[-1] == {"a": "last", "b": [False]}  # by hand
+
+
+def _as_protobuf(lines: Path, single: Path, stream: Path) -> None:
+    """OTLP JSON Lines -> one protobuf request and a 4-byte-size stream, with the library's own
+    ``json_format`` (the protobuf JSON mapping writes ids in base64 where OTLP JSON writes hex)."""
+    import base64
+
+    from google.protobuf import json_format
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    def mapped(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {
+                k: base64.b64encode(bytes.fromhex(v)).decode()
+                if k.endswith(("traceId", "spanId"))
+                else mapped(v)
+                for k, v in value.items()
+            }
+        return [mapped(v) for v in value] if isinstance(value, list) else value
+
+    everything = ExportTraceServiceRequest()
+    with stream.open("wb") as out:
+        for line in lines.read_text(encoding="utf-8").splitlines():
+            message = json_format.ParseDict(mapped(json.loads(line)), ExportTraceServiceRequest())
+            data = message.SerializeToString()
+            out.write(len(data).to_bytes(4, "big") + data)
+            everything.resource_spans.extend(message.resource_spans)
+    single.write_bytes(everything.SerializeToString())
+
+
+@pytest.mark.spec("DETECT-TRACES", "TRACE-OTLP-PROTOBUF", "TRACE-OI", "TRACE-REAL")
+@pytest.mark.parametrize("name", ["agents-openinference.jsonl", "langgraph-openinference.jsonl"])
+def test_openinference_as_protobuf_is_detected_and_scored_as_its_json_lines(
+    name: str, tmp_path: Path
+) -> None:
+    # the real OpenInference spans of tests/data/traces/, converted to protobuf by the library:
+    # detected as OpenInference (not as GenAI spans, which would find no model) and scored as the
+    # hand table of tests/test_traces_real.py says (checked there against the raw JSON's counts)
+    from test_traces_real import DATA as REAL
+    from test_traces_real import SCENARIOS as REAL_SCENARIOS
+
+    single, stream = tmp_path / "oi.pb", tmp_path / "oi-stream.pb"
+    _as_protobuf(REAL / name, single, stream)
+    for path in (single, stream):
+        found = detect(str(path))
+        assert found.adapter == "openinference" and "OpenInference" in found.why, found
+        rollouts = ADAPTERS["openinference"].read([str(path)], AdapterOptions())
+        assert {r.task_id: verdict(r) for r in rollouts} == {s: row[:4] for s, row in REAL_SCENARIOS.items()}
