@@ -380,15 +380,17 @@ def test_a_stream_read_in_blocks_of_any_size_reads_as_in_one(
 def test_the_protobuf_reader_reads_every_attribute_the_conventions_read() -> None:
     # a protobuf span's attribute values are read only for the keys semantics.READS lists and the
     # TRACE-KEYS ones: every key the module's source reads from a span's values must be listed
+    import inspect
     import re
 
     from prefixexec.adapters.otel import semantics
 
-    source = Path(semantics.__file__).read_text(encoding="utf-8")
-    body = source[source.index("def interpret(") :]
-    read_keys = set(re.findall(r"values(?:\.get\(|\[)\"([^\"]+)\"", body))
-    read_keys |= set(re.findall(r"values\.get\(\"([^\"]+)\"", source[: source.index("def evaluations(")]))
-    assert "gen_ai.operation.name" in read_keys and "error.type" in read_keys  # the scan finds them
+    # the functions that get a span's attribute values (evaluations and exception_text read an
+    # event's, which are all read); each literal key they look up
+    source = "".join(inspect.getsource(f) for f in (semantics.interpret, semantics.failure, semantics.kept))
+    read_keys = set(re.findall(r"values(?:\.get\(|\[)\"([^\"]+)\"", source))
+    assert {"gen_ai.operation.name", "error.type", "gen_ai.agent.name"} <= read_keys  # the scan finds them
+    assert "values[k]" in source  # kept reads the TRACE-KEYS attributes, given apart (keys)
     assert read_keys <= semantics.READS
     # an attribute outside READS named by --task-attr is read too: the protobuf forms give the
     # tasks the JSON form gives (mcp.session.id: the MCP scenario's spans carry it)
