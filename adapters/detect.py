@@ -107,17 +107,23 @@ def protobuf_form(head: bytes) -> str | None:
 
 
 def _protobuf_traces(head: bytes) -> Detection | None:
-    """DETECT-TRACES: OTLP protobuf (the ``otel`` adapter reads both forms)."""
+    """DETECT-TRACES: OTLP protobuf (the ``otel`` and ``openinference`` adapters read both forms;
+    OpenInference when the head holds its span kind's attribute key, as the JSON forms are told)."""
     form = protobuf_form(head)
+    if form is None:
+        return None
+    adapter, convention = (
+        ("openinference", "OpenInference spans")
+        if OPENINFERENCE_KEY.strip('"').encode("ascii") in head
+        else ("otel", "resource_spans")
+    )
     if form == "proto":
-        return Detection("otel", "OTLP protobuf: an ExportTraceServiceRequest (resource_spans)")
-    if form == "proto-stream":
-        return Detection(
-            "otel",
-            "OTLP protobuf: ExportTraceServiceRequests each after a 4-byte size "
-            "(the Collector's file exporter)",
-        )
-    return None
+        return Detection(adapter, f"OTLP protobuf: an ExportTraceServiceRequest ({convention})")
+    return Detection(
+        adapter,
+        f"OTLP protobuf: ExportTraceServiceRequests each after a 4-byte size "
+        f"(the Collector's file exporter; {convention})",
+    )
 
 
 def _trace_object(keys: set[str], text: str) -> Detection | None:

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import sysconfig
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -334,3 +335,100 @@ def test_the_guard_from_a_wheel_blocks_before_the_real_server(wheel: Path, tmp_p
     assert done.returncode == 0, done.stderr
     row = json.loads(done.stdout)
     assert (row["T"], row["fed"], row["label"]) == (2, 2, "schema")  # by hand: the second call was blocked
+
+
+def _trace_cases(folder: Path) -> list[tuple[str, str, list[Path], list[str], dict[str, tuple[Any, ...]]]]:
+    """Every trace format: (what, adapter, files, options, scenario -> (T, FED, label, success)).
+
+    The expected rows are the hand tables of tests/test_traces_real.py, test_traces_otlp.py and
+    test_traces_formats.py, checked here again against those modules' independent counts of the
+    raw files (plain ``json`` or the proto classes, no adapter code)."""
+    import test_traces_formats as formats
+    import test_traces_otlp as otlp
+    import test_traces_real as real
+    import zstandard
+
+    real_rows = {s: row[:4] for s, row in real.SCENARIOS.items()}
+    otlp_rows = {s: row[:4] for s, row in otlp.SCENARIOS.items()}
+    for name, (_, _, how) in real.FILES.items():
+        assert real.raw_counts(real.DATA / name, how) == {
+            s: (r[4], r[5], r[3]) for s, r in real.SCENARIOS.items()
+        }
+    for name in otlp.FILES:
+        assert otlp.raw_counts(otlp.DATA / name) == {s: (r[4], r[5], r[3]) for s, r in otlp.SCENARIOS.items()}
+    for adapter in ("mlflow", "atif"):
+        calls = formats.CALLS[adapter]
+        assert formats.raw_counts(adapter) == {s: (*calls[s], r[3]) for s, r in formats.SCENARIOS.items()}
+    zst = folder / "genai-stream.pb.zst"  # a zstd-compressed protobuf stream, made here
+    zst.write_bytes(zstandard.ZstdCompressor().compress((otlp.DATA / "genai-stream.pb").read_bytes()))
+    # the real OpenInference spans as a protobuf stream, converted by the library's json_format
+    oi_stream = folder / "openinference-stream.pb"
+    otlp._as_protobuf(real.DATA / "agents-openinference.jsonl", folder / "openinference.pb", oi_stream)
+    return [
+        ("OTLP JSON Lines", "otel", [real.DATA / "agents-otel-genai.jsonl"], [], real_rows),
+        ("OTLP JSON document, pretty", "otel", [otlp.DATA / "genai-pretty.json"], [], otlp_rows),
+        ("OTLP JSON document, compact, gzip", "otel", [otlp.DATA / "genai-compact.json.gz"], [], otlp_rows),
+        ("OTLP protobuf, one request", "otel", [otlp.DATA / "genai.pb"], [], otlp_rows),
+        ("OTLP protobuf, length-delimited stream", "otel", [otlp.DATA / "genai-stream.pb"], [], otlp_rows),
+        ("OTLP protobuf stream, zstd", "otel", [zst], [], otlp_rows),
+        ("MLflow Trace.to_json()", "mlflow", [formats.MLFLOW / "mlflow-traces.jsonl"], [], formats.SCENARIOS),
+        ("ATIF trajectories", "atif", sorted(formats.ATIF.glob("atif-*.json")), [], formats.SCENARIOS),
+        ("OpenAI Agents SDK export", "agents", [real.DATA / "agents-sdk.jsonl"], [], real_rows),
+        (
+            "LangSmith runs",
+            "langsmith",
+            [real.DATA / "langgraph-langsmith.jsonl"],
+            ["--task-attr", "scenario"],
+            real_rows,
+        ),
+        (
+            "OpenInference (Agents SDK)",
+            "openinference",
+            [real.DATA / "agents-openinference.jsonl"],
+            [],
+            real_rows,
+        ),
+        (
+            "OpenInference (LangGraph)",
+            "openinference",
+            [real.DATA / "langgraph-openinference.jsonl"],
+            [],
+            real_rows,
+        ),
+        ("OpenInference, OTLP protobuf stream", "openinference", [oi_stream], [], real_rows),
+    ]
+
+
+@pytest.mark.spec(
+    "TRACE-REAL", "DETECT-TRACES", "TRACE-OTLP-FORMS", "TRACE-OTLP-PROTOBUF", "INPUT-COMPRESSED"
+)
+def test_every_trace_format_from_a_wheel_is_detected_and_scored_as_the_counts_say(
+    wheel: Path, tmp_path: Path
+) -> None:
+    # issue 39: each format, detected (no --adapter) and scored by the installed copy of a built
+    # wheel in a fresh environment with the [all] dependencies ([otlp] among them)
+    everything = Path(sysconfig.get_paths()["purelib"])
+    python = _venv(tmp_path / "venv", wheel, everything)
+    work = tmp_path / "work"
+    work.mkdir()
+    where = _run([str(python), "-c", "import prefixexec; print(prefixexec.__file__)"], work)
+    assert where.returncode == 0 and "site-packages" in where.stdout, where.stderr
+    cases = _trace_cases(work)
+    assert {adapter for _, adapter, *_ in cases} == {
+        "otel",
+        "mlflow",
+        "atif",
+        "agents",
+        "langsmith",
+        "openinference",
+    }
+    for number, (what, adapter, files, options, expected) in enumerate(cases):
+        rows = work / f"rows-{number}.jsonl"
+        argv = ["-m", "prefixexec", "score", "--quiet", "--bootstrap", "0", "--rollouts", str(rows), *options]
+        done = _run([str(python), *argv, *map(str, files)], work)
+        assert done.returncode == 0, (what, done.stderr)
+        # the signature line names the adapter detection chose (and its options)
+        assert re.search(rf"\|adapter:{adapter}[|\[]", done.stdout), (what, done.stdout)
+        found = [json.loads(line) for line in rows.read_text(encoding="utf-8").splitlines()]
+        assert {r["dataset"] for r in found} == {adapter}, what
+        assert {r["task_id"]: (r["T"], r["fed"], r["label"], r["success"]) for r in found} == expected, what

@@ -351,6 +351,60 @@ def test_protobuf_faults_are_one_error(tmp_path: Path, capsys: pytest.CaptureFix
     assert str(broken) in err and "ExportTraceServiceRequest" in err
 
 
+@pytest.mark.spec("TRACE-OTLP-PROTOBUF", "HOSTILE-LINE")
+@pytest.mark.parametrize("block", [1, 3, 4, 5, 97, 4096])
+def test_a_stream_read_in_blocks_of_any_size_reads_as_in_one(
+    block: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the stream is read a block at a time, messages handed on as views of the block: blocks that
+    # end inside a size, inside a message or on a boundary give the same spans and the same errors
+    from prefixexec.adapters.otel import protobuf
+
+    whole = read(DATA / "genai-stream.pb")
+    monkeypatch.setattr(protobuf, "BLOCK", block)
+    assert [(r.task_id, verdict(r), r.meta["action_spans"]) for r in read(DATA / "genai-stream.pb")] == [
+        (r.task_id, verdict(r), r.meta["action_spans"]) for r in whole
+    ]
+    data = (DATA / "genai-stream.pb").read_bytes()
+    first = int.from_bytes(data[:4], "big")
+    cut = tmp_path / "cut.pb"
+    cut.write_bytes(data[: 4 + first + 4 + 10])
+    err = one_error(["score", "--adapter", "otel", str(cut)], capsys)
+    assert f"{cut}: message 2 (byte {4 + first})" in err and "cut off: 10 of" in err
+    cut.write_bytes(data[: 4 + first + 2])
+    err = one_error(["score", "--adapter", "otel", str(cut)], capsys)
+    assert f"{cut}: message 2 (byte {4 + first})" in err and "inside a message size" in err
+
+
+@pytest.mark.spec("TRACE-OTLP-PROTOBUF", "TRACE-OTEL", "TRACE-KEYS")
+def test_the_protobuf_reader_reads_every_attribute_the_conventions_read() -> None:
+    # a protobuf span's attribute values are read only for the keys semantics.READS lists and the
+    # TRACE-KEYS ones: every key the module's source reads from a span's values must be listed
+    import inspect
+    import re
+
+    from prefixexec.adapters.otel import semantics
+
+    # the functions that get a span's attribute values (evaluations and exception_text read an
+    # event's, which are all read); each literal key they look up
+    source = "".join(inspect.getsource(f) for f in (semantics.interpret, semantics.failure, semantics.kept))
+    read_keys = set(re.findall(r"values(?:\.get\(|\[)\"([^\"]+)\"", source))
+    assert {"gen_ai.operation.name", "error.type", "gen_ai.agent.name"} <= read_keys  # the scan finds them
+    assert "values[k]" in source  # kept reads the TRACE-KEYS attributes, given apart (keys)
+    assert read_keys <= semantics.READS
+    # an attribute outside READS named by --task-attr is read too: the protobuf forms give the
+    # tasks the JSON form gives (mcp.session.id: the MCP scenario's spans carry it)
+    by_json = {(r.task_id, verdict(r)) for r in read(DATA / "genai-pretty.json", task_attr="mcp.session.id")}
+    assert any(
+        task != r
+        for task, r in {
+            (r.task_id, r.meta["trace_id"]) for r in read(DATA / "genai.pb", task_attr="mcp.session.id")
+        }
+    )
+    for name in ("genai.pb", "genai-stream.pb"):
+        assert {(r.task_id, verdict(r)) for r in read(DATA / name, task_attr="mcp.session.id")} == by_json
+
+
 @pytest.mark.spec("TRACE-OTLP-PROTOBUF")
 def test_without_the_extra_protobuf_is_a_one_line_hint(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -548,3 +602,83 @@ def test_any_document_is_rollouts_or_one_input_error(
     except InputError:
         return
     assert all(r.outcome.T >= 1 for r in rollouts)
+
+
+@pytest.mark.spec("TRACE-OTLP-PROTOBUF", "TRACE-SUCCESS")
+def test_an_event_attribute_of_every_kind_reads_as_the_span_attribute_reader_reads_it() -> None:
+    # an event's attributes go to the JSON form's structs (read by the JSON code's value_of); a
+    # span's are read straight (any_value): the two readings of one AnyValue give one value
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, KeyValue, KeyValueList
+
+    from prefixexec.adapters.otel.otlp import value_of
+    from prefixexec.adapters.otel.protobuf import _struct, any_value
+
+    nested = KeyValueList(
+        values=[
+            KeyValue(key="a", value=AnyValue(int_value=-3)),
+            KeyValue(key="a", value=AnyValue(string_value="last")),  # a repeated key: the last
+            KeyValue(key="b", value=AnyValue(array_value=ArrayValue(values=[AnyValue(bool_value=False)]))),
+        ]
+    )
+    values = [
+        AnyValue(string_value="text"),
+        AnyValue(string_value=""),
+        AnyValue(bool_value=True),
+        AnyValue(int_value=2**63 - 1),
+        AnyValue(double_value=0.5),
+        AnyValue(bytes_value=b"\x00\xff"),
+        AnyValue(),
+        AnyValue(array_value=ArrayValue(values=[AnyValue(double_value=1.0), AnyValue()])),
+        AnyValue(kvlist_value=nested),
+    ]
+    read = [value_of(_struct(v)) for v in values]
+    assert read == [any_value(v) for v in values]
+    assert read[5] == "00ff" and read[-1] == {"a": "last", "b": [False]}  # by hand
+
+
+def _as_protobuf(lines: Path, single: Path, stream: Path) -> None:
+    """OTLP JSON Lines -> one protobuf request and a 4-byte-size stream, with the library's own
+    ``json_format`` (the protobuf JSON mapping writes ids in base64 where OTLP JSON writes hex)."""
+    import base64
+
+    from google.protobuf import json_format
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    def mapped(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {
+                k: base64.b64encode(bytes.fromhex(v)).decode()
+                if k.endswith(("traceId", "spanId"))
+                else mapped(v)
+                for k, v in value.items()
+            }
+        return [mapped(v) for v in value] if isinstance(value, list) else value
+
+    everything = ExportTraceServiceRequest()
+    with stream.open("wb") as out:
+        for line in lines.read_text(encoding="utf-8").splitlines():
+            message = json_format.ParseDict(mapped(json.loads(line)), ExportTraceServiceRequest())
+            data = message.SerializeToString()
+            out.write(len(data).to_bytes(4, "big") + data)
+            everything.resource_spans.extend(message.resource_spans)
+    single.write_bytes(everything.SerializeToString())
+
+
+@pytest.mark.spec("DETECT-TRACES", "TRACE-OTLP-PROTOBUF", "TRACE-OI", "TRACE-REAL")
+@pytest.mark.parametrize("name", ["agents-openinference.jsonl", "langgraph-openinference.jsonl"])
+def test_openinference_as_protobuf_is_detected_and_scored_as_its_json_lines(
+    name: str, tmp_path: Path
+) -> None:
+    # the real OpenInference spans of tests/data/traces/, converted to protobuf by the library:
+    # detected as OpenInference (not as GenAI spans, which would find no model) and scored as the
+    # hand table of tests/test_traces_real.py says (checked there against the raw JSON's counts)
+    from test_traces_real import DATA as REAL
+    from test_traces_real import SCENARIOS as REAL_SCENARIOS
+
+    single, stream = tmp_path / "oi.pb", tmp_path / "oi-stream.pb"
+    _as_protobuf(REAL / name, single, stream)
+    for path in (single, stream):
+        found = detect(str(path))
+        assert found.adapter == "openinference" and "OpenInference" in found.why, found
+        rollouts = ADAPTERS["openinference"].read([str(path)], AdapterOptions())
+        assert {r.task_id: verdict(r) for r in rollouts} == {s: row[:4] for s, row in REAL_SCENARIOS.items()}

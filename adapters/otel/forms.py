@@ -65,9 +65,12 @@ def otlp_form(head: bytes) -> str:
     return protobuf_form(head) or "lines"
 
 
-def otlp_spans(paths: Sequence[str], interpret: Interpret) -> Iterator[Span]:
+def otlp_spans(
+    paths: Sequence[str], interpret: Interpret, reads: frozenset[str] | None = None
+) -> Iterator[Span]:
     """Every span of the OTLP files ``paths`` (plain or gzip; JSON Lines, JSON documents or
-    protobuf: TRACE-OTLP-FORMS), interpreted."""
+    protobuf: TRACE-OTLP-FORMS), interpreted; ``reads``: the attributes ``interpret`` reads (a
+    protobuf span's other attributes are not read; ``None``: it may read any)."""
     for path in paths:
         if path == STDIN:
             yield from _stdin_spans(interpret)
@@ -83,7 +86,7 @@ def otlp_spans(paths: Sequence[str], interpret: Interpret) -> Iterator[Span]:
             else:
                 from .protobuf import protobuf_spans
 
-                yield from protobuf_spans(replay.read, path, interpret, form == "proto-stream")
+                yield from protobuf_spans(replay.read, path, interpret, form == "proto-stream", reads)
 
 
 def _stdin_spans(interpret: Interpret) -> Iterator[Span]:

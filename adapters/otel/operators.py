@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from ..spans import AUDIT_OPERATORS, audit_traces
 from .forms import otlp_spans
-from .semantics import interpret
+from .semantics import READS, interpret
 
 if TYPE_CHECKING:
     from .. import AdapterOptions
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 def audit(paths: Sequence[str], options: AdapterOptions) -> GenericAuditReport:
     """``prefixexec audit --adapter otel FILE...``."""
-    return audit_traces(paths, options, "otel", lambda keys: otlp_spans(paths, interpret(keys)))
+    return audit_traces(paths, options, "otel", lambda keys: otlp_spans(paths, interpret(keys), READS | keys))
 
 
 __all__ = ["AUDIT_OPERATORS", "audit"]

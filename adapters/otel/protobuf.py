@@ -65,41 +65,49 @@ def any_value(value: Any) -> object:
     return None
 
 
-def _struct_value(value: object) -> AnyValue:
-    """A Python attribute value as the JSON form's struct (for events, read by the JSON code)."""
-    if isinstance(value, str):
-        return AnyValue(stringValue=value)
-    if isinstance(value, bool):
-        return AnyValue(boolValue=value)
-    if isinstance(value, int):
-        return AnyValue(intValue=value)
-    if isinstance(value, float):
-        return AnyValue(doubleValue=value)
-    if isinstance(value, list):
-        return AnyValue(arrayValue=ArrayValue([_struct_value(v) for v in value]))
-    if isinstance(value, dict):
-        return AnyValue(kvlistValue=KeyValueList([KeyValue(k, _struct_value(v)) for k, v in value.items()]))
+def _struct(value: Any) -> AnyValue:
+    """An ``AnyValue`` message as the JSON form's struct (for events, read by the JSON code: the
+    same Python value :func:`any_value` gives, through :func:`.otlp.value_of`)."""
+    kind = value.WhichOneof("value")
+    if kind == "string_value":
+        return AnyValue(stringValue=value.string_value)
+    if kind == "bool_value":
+        return AnyValue(boolValue=value.bool_value)
+    if kind == "int_value":
+        return AnyValue(intValue=value.int_value)
+    if kind == "double_value":
+        return AnyValue(doubleValue=value.double_value)
+    if kind == "array_value":
+        return AnyValue(arrayValue=ArrayValue([_struct(v) for v in value.array_value.values]))
+    if kind == "kvlist_value":
+        pairs = [KeyValue(kv.key, _struct(kv.value)) for kv in value.kvlist_value.values]
+        return AnyValue(kvlistValue=KeyValueList(pairs))
+    if kind == "bytes_value":
+        return AnyValue(bytesValue=value.bytes_value.hex())
     return AnyValue()
 
 
 def _events(events: Any) -> list[Event]:
     return [
         Event(
-            event.name,
-            event.time_unix_nano,
-            [KeyValue(kv.key, _struct_value(any_value(kv.value))) for kv in event.attributes],
+            event.name, event.time_unix_nano, [KeyValue(kv.key, _struct(kv.value)) for kv in event.attributes]
         )
         for event in events
     ]
 
 
-def _spans(request: Any, where: str, interpret: Interpret) -> Iterator[Span]:
+def _spans(request: Any, where: str, interpret: Interpret, wanted: frozenset[str] | None) -> Iterator[Span]:
+    """The spans of one request, interpreted: each span's ids, name, times, status and events, and of
+    its attributes only the keys in ``wanted`` (all when it is ``None``): upb makes a Python object
+    of a field only when it is read, and an attribute's value is read only when its key is wanted."""
     from .otlp import without_id
 
     for resource_spans in request.resource_spans:
         for scope in resource_spans.scope_spans:
             for span in scope.spans:
                 status = span.status
+                code = status.code
+                events = span.events
                 converted = OtlpSpan(
                     span.trace_id.hex(),
                     span.span_id.hex(),
@@ -108,17 +116,27 @@ def _spans(request: Any, where: str, interpret: Interpret) -> Iterator[Span]:
                     span.start_time_unix_nano or None,
                     span.end_time_unix_nano or None,
                     [],
-                    _events(span.events) if span.events else [],
-                    Status(status.code, status.message or None) if status.code else None,
+                    _events(events) if events else [],
+                    Status(code, status.message or None) if code else None,
                 )
                 if not converted.traceId or not converted.spanId:
                     without_id(where, converted)
-                # most values are non-empty strings: read without asking which field is set
-                values = {kv.key: v.string_value or any_value(v) for kv in span.attributes if (v := kv.value)}
+                values: dict[str, object] = {}
+                if wanted is None:
+                    for kv in span.attributes:
+                        value = kv.value
+                        # most values are non-empty strings: read without asking which field is set
+                        values[kv.key] = value.string_value or any_value(value)
+                else:
+                    for kv in span.attributes:
+                        key = kv.key
+                        if key in wanted:
+                            value = kv.value
+                            values[key] = value.string_value or any_value(value)
                 yield interpret(where, converted, values)
 
 
-def _parse(cls: Any, data: bytes, where: str) -> Any:
+def _parse(cls: Any, data: bytes | memoryview, where: str) -> Any:
     from google.protobuf.message import DecodeError
 
     try:
@@ -145,36 +163,62 @@ def _exactly(read: Callable[[int], bytes], size: int) -> bytes:
     return b"".join(parts)
 
 
+#: Bytes read at a time from a stream of messages (a message longer than a block is read whole).
+BLOCK = 1 << 20
+
+
+def _messages(read: Callable[[int], bytes], path: str) -> Iterator[tuple[str, memoryview]]:
+    """``(place, message bytes)`` of every message of a stream (each after its size in 4 bytes,
+    big-endian), read a block at a time and handed on as views of the block (not copied); a size
+    beyond the line limit (HOSTILE-LINE), a size or message cut off is one error naming it."""
+    limit = limits.max_line_bytes
+    data = b""
+    view = memoryview(data)
+    at = number = offset = 0
+    while True:
+        if len(data) - at < 4:  # the next size is (partly) in the next block
+            data = data[at:] + _exactly(read, max(BLOCK, 4))
+            view, at = memoryview(data), 0
+            if not data:
+                return
+        number += 1
+        where = f"{path}: message {number} (byte {offset})"
+        if len(data) < 4:
+            raise InputError(where, "the file ends inside a message size (a truncated file?)")
+        size = int.from_bytes(view[at : at + 4], "big")
+        if size > limit:
+            raise limits.too_long(where, limit)
+        at += 4
+        end = at + size
+        if end > len(data):  # the message goes on in the next block(s): read the rest of it
+            data = data[at:] + _exactly(read, max(end - len(data), BLOCK))
+            view, at, end = memoryview(data), 0, size
+            if len(data) < size:
+                raise InputError(
+                    where, f"the message is cut off: {len(data)} of {size} bytes (a truncated file?)"
+                )
+        offset += 4 + size
+        yield where, view[at:end]
+        at = end
+
+
 def protobuf_spans(
-    read: Callable[[int], bytes], path: str, interpret: Interpret, stream: bool
+    read: Callable[[int], bytes],
+    path: str,
+    interpret: Interpret,
+    stream: bool,
+    wanted: frozenset[str] | None = None,
 ) -> Iterator[Span]:
     """TRACE-OTLP-PROTOBUF: every span of a protobuf file (``stream``: 4-byte sizes between
-    messages), interpreted; a message cut off, too large or not of the schema is one error naming
-    the file and the message."""
+    messages), interpreted (of the attributes, the keys in ``wanted``; ``None``: all); a message
+    cut off, too large or not of the schema is one error naming the file and the message."""
     cls = request_class(path)
-    limit = limits.max_line_bytes
     if not stream:
+        limit = limits.max_line_bytes
         data = _exactly(read, limit + 1)
         if len(data) > limit:
             raise limits.too_long(path, limit)
-        yield from _spans(_parse(cls, data, path), path, interpret)
+        yield from _spans(_parse(cls, data, path), path, interpret, wanted)
         return
-    number = offset = 0
-    while True:
-        size_bytes = _exactly(read, 4)
-        if not size_bytes:
-            return
-        number += 1
-        where = f"{path}: message {number} (byte {offset})"
-        if len(size_bytes) < 4:
-            raise InputError(where, "the file ends inside a message size (a truncated file?)")
-        size = int.from_bytes(size_bytes, "big")
-        if size > limit:
-            raise limits.too_long(where, limit)
-        data = _exactly(read, size)
-        if len(data) < size:
-            raise InputError(
-                where, f"the message is cut off: {len(data)} of {size} bytes (a truncated file?)"
-            )
-        offset += 4 + size
-        yield from _spans(_parse(cls, data, where), where, interpret)
+    for where, message in _messages(read, path):
+        yield from _spans(_parse(cls, message, where), where, interpret, wanted)

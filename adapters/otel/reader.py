@@ -9,7 +9,7 @@ from prefixexec.kernel import Rollout
 
 from ..spans import read_traces, trace_options
 from .forms import otlp_spans
-from .semantics import interpret
+from .semantics import READS, interpret
 
 if TYPE_CHECKING:
     from .. import AdapterOptions
@@ -20,4 +20,6 @@ DATASET = "otel"
 def read(paths: Sequence[str], options: AdapterOptions) -> list[Rollout]:
     """Read OTLP JSON Lines files of GenAI spans; each trace is one rollout."""
     settings = trace_options(options, "otel")
-    return read_traces(otlp_spans(paths, interpret(settings.keys)), settings, DATASET, paths)
+    return read_traces(
+        otlp_spans(paths, interpret(settings.keys), READS | settings.keys), settings, DATASET, paths
+    )

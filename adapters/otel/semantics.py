@@ -27,6 +27,25 @@ AGENT_OPERATIONS = frozenset({"invoke_agent", "create_agent"})
 MCP_TOOL_ERROR = "tool_error"
 #: The longest Python-literal text read by TRACE-OTEL-REPR (larger: not read).
 REPR_LIMIT = 1 << 20
+#: Every span attribute :func:`interpret` reads, besides TRACE-KEYS's (``keys``): the protobuf
+#: reader reads the value of no other attribute (tests/test_traces_otlp.py checks the list against
+#: the keys this module's source reads).
+READS = frozenset(
+    {
+        "gen_ai.operation.name",
+        "error.type",
+        "mcp.method.name",
+        "gen_ai.tool.name",
+        "gen_ai.tool.call.id",
+        "gen_ai.tool.call.arguments",
+        "gen_ai.tool.call.result",
+        "gen_ai.response.model",
+        "gen_ai.request.model",
+        "gen_ai.output.messages",
+        "gen_ai.tool.definitions",
+        "gen_ai.agent.name",
+    }
+)
 
 
 def loads(value: object) -> object:
