@@ -45,6 +45,7 @@ ADAPTER_OPTIONS = (
     "inference_errors",
     "unit",
     "bfcl_decoder",
+    "system_from",
 )
 #: Metrics with a bootstrap distribution (:func:`bootstrap`).
 BOOTSTRAP_METRICS = ("TER", "AUC_PEC", "mean_FED", "success", "RR")

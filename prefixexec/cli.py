@@ -316,6 +316,14 @@ def add_adapter_options(parser: argparse.ArgumentParser) -> None:
         "when every call in it is; bfcl, chat, inspect, taubench; spec TURN-UNIT)",
     )
     parser.add_argument(
+        "--system-from",
+        choices=("pooled", "file"),
+        default=None,
+        help="taubench: several runs of one system (the same task ids): pooled as its trials in the "
+        "order given (default; spec TAU-POOL) or file: each file its own system, method '<method>@<file>' "
+        "(spec TAU-SYSTEM-FILE)",
+    )
+    parser.add_argument(
         "--max-line-bytes",
         type=_positive_int,
         metavar="N",
@@ -567,6 +575,8 @@ def signature_options(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
         found.append(("harness-errors", chosen or harness.SIGNATURE_DEFAULTS[args.adapter]))
     if getattr(args, "unit", None) == "turn":
         found.append(("unit", "turn"))
+    if getattr(args, "system_from", None) == "file":  # TAU-SYSTEM-FILE: other conditions
+        found.append(("system-from", "file"))
     return tuple(found)
 
 
@@ -624,6 +634,7 @@ def adapter_options(args: argparse.Namespace) -> AdapterOptions:
         harness_errors=harness_errors,
         inference_errors=inference_errors,
         unit=getattr(args, "unit", None) or "call",
+        system_from=getattr(args, "system_from", None) or "pooled",
     )
 
 
@@ -670,6 +681,7 @@ OPTION_ADAPTERS: dict[str, tuple[str, ...]] = {
     "error_pattern": ("chat", *TRACE_ADAPTERS),
     "task_attr": TRACE_ADAPTERS,
     "success_attr": TRACE_ADAPTERS,
+    "system_from": ("taubench",),
 }
 
 

@@ -82,6 +82,17 @@ EXPECTED: dict[str, str | None] = {
     "main/tests/data/real/tau2-leaderboard/toolorchestra_airline_gpt-5_1trial.json.zst": "taubench",
     "main/tests/data/real/tau2-leaderboard/toolorchestra_nvidia.submission.json": None,
     "main/tests/data/real/tau2-leaderboard/toolorchestra_retail_gpt-5_1trial.json.zst": "taubench",
+    # tau2-runs/SOURCE.md: tau2 results files (three runs of one system, a telecom run).
+    "main/tests/data/real/tau2-runs/LICENSE": None,
+    "main/tests/data/real/tau2-runs/SOURCE.md": None,
+    "main/tests/data/real/tau2-runs/"
+    "2025-08-10T02-44-06.496849_telecom_llm_agent_gpt-4o_user_simulator_gpt-4o.json.zst": "taubench",
+    "main/tests/data/real/tau2-runs/"
+    "2025-10-13T12-29-03.637000_airline_llm_agent_grok-3_user_simulator_grok-3_task_24.json.zst": "taubench",
+    "main/tests/data/real/tau2-runs/"
+    "2025-10-13T12-51-16.285465_airline_llm_agent_grok-3_user_simulator_grok-3_task_24_2.json.zst": "taubench",
+    "main/tests/data/real/tau2-runs/"
+    "2025-10-13T12-55-31.634034_airline_llm_agent_grok-3_user_simulator_grok-3_task_24_3.json.zst": "taubench",
     "main/tests/data/real/inspect/"
     "2025-02-11T15-17-00-05-00_popularity_dPiJifoWeEQBrfWsAopzWr.eval": "inspect",
     "main/tests/data/real/inspect/"
