@@ -131,6 +131,9 @@ EXPECTED: dict[str, str | None] = {
     "main/tests/data/bfcl/result/demo-model/multi_turn/BFCL_v4_multi_turn_miss_func_result.json": "bfcl",
     "main/tests/data/bfcl/result/demo-model-FC/multi_turn/BFCL_v4_multi_turn_base_result.json": "bfcl",
     "main/tests/data/chat/transcripts.jsonl": "chat",
+    # chat-bfcl/SOURCE.md: BFCL's own answers to a real agent's calls, as chat transcripts.
+    "main/tests/data/chat-bfcl/SOURCE.md": None,
+    "main/tests/data/chat-bfcl/glyphh-base-error-objects.jsonl": "chat",
     "main/tests/data/real/inspect_ai/LICENSE": None,
     "main/tests/data/real/inspect_ai/SOURCE.md": None,
     "main/tests/data/real/inspect_ai/log_message_deduplication.eval": "inspect",

@@ -33,7 +33,7 @@ from prefixexec.adapters.taubench import semantics as tau_semantics
 from prefixexec.cli import main
 from prefixexec.kernel import Label, Rollout, ToolCall
 
-from conftest import REAL, real_text
+from conftest import REAL, REPO, real_text
 
 RUNS = REAL / "tau2-runs"
 #: Three runs of one system (xai/grok-3, airline task 24, 10 trials each), in time order.
@@ -244,3 +244,60 @@ def test_line_must_be_suspended_to_resume_in_a_real_telecom_run() -> None:
     ]
     assert rollout.outcome.fed == position and rollout.outcome.label is Label.PRECONDITION
     assert "resume_line" in (rollout.outcome.reason or "")
+
+
+CHAT_BFCL = REPO / "tests" / "data" / "chat-bfcl" / "glyphh-base-error-objects.jsonl"
+
+
+def _error_object(content: str) -> bool:
+    """A tool answer that is a JSON object with a truthy ``error`` (read with ``json`` here)."""
+    try:
+        value = json.loads(content)
+    except ValueError:
+        return False
+    return isinstance(value, dict) and bool(value.get("error"))
+
+
+@pytest.mark.spec("CHAT-JSON-ERROR", "CHAT-EXEC")
+def test_error_objects_a_real_function_calling_environment_answered(monkeypatch: pytest.MonkeyPatch) -> None:
+    """BFCL's own classes answer failed calls with ``{"error": ...}``; the transcripts hold their
+    answers to a real agent's calls (tests/data/chat-bfcl/SOURCE.md). The first such answer is
+    found in the raw lines with ``json``; the chat adapter, with no --error-pattern, fails the
+    rollout at that call. Without the rule no rollout would fail there."""
+    import make_bfcl_chat_transcripts as make
+
+    lines = [json.loads(line) for line in CHAT_BFCL.read_text(encoding="utf-8").splitlines()]
+    records = {
+        json.loads(line)["id"]: json.loads(line) for line in make.RESULT.read_text(encoding="utf-8").splitlines()
+    }
+    invalid = make.invalid_entries()
+    for line in lines:  # the file is what BFCL's executor answers today (a child process, per entry)
+        assert line == make.transcript(records[line["task_id"]], line["task_id"] not in invalid)
+    expected = {}
+    for line in lines:
+        position, first = 0, None
+        names = {}
+        for m in line["messages"]:
+            for call in m.get("tool_calls") or []:
+                position += 1
+                names[call["id"]] = position
+            if m["role"] == "tool" and first is None and _error_object(m["content"]):
+                first = names[m["tool_call_id"]]
+        expected[line["task_id"]] = (position, first)
+    assert expected == {
+        "multi_turn_base_91": (3, 1),
+        "multi_turn_base_95": (10, 1),
+        "multi_turn_base_183": (7, 5),
+    }
+    from prefixexec.adapters.chat import reader as chat_reader
+    from prefixexec.adapters.chat import semantics as chat_semantics
+
+    rollouts = {r.task_id: r for r in chat_reader.read([str(CHAT_BFCL)], AdapterOptions())}
+    for task_id, (calls, first) in expected.items():
+        outcome = rollouts[task_id].outcome
+        assert (outcome.T, outcome.fed) == (calls, first)
+        assert (outcome.reason or "").startswith("tool result is an object with an 'error': ")
+    assert rollouts["multi_turn_base_183"].outcome.label is Label.DEPENDENCY  # "Booking not found"
+    monkeypatch.setattr(chat_semantics, "json_error", lambda result: None)
+    without = chat_reader.read([str(CHAT_BFCL)], AdapterOptions())
+    assert all(r.outcome.fully_executable for r in without)
