@@ -21,11 +21,23 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 RESULT = (
-    HERE / "data" / "real" / "bfcl-glyphh-ada" / "result" / "glyphh-ada-1.1" / "multi_turn"
+    HERE
+    / "data"
+    / "real"
+    / "bfcl-glyphh-ada"
+    / "result"
+    / "glyphh-ada-1.1"
+    / "multi_turn"
     / "BFCL_v4_multi_turn_base_result.json"
 )
 SCORE = (
-    HERE / "data" / "real" / "bfcl-glyphh-ada" / "score" / "glyphh-ada-1.1" / "multi_turn"
+    HERE
+    / "data"
+    / "real"
+    / "bfcl-glyphh-ada"
+    / "score"
+    / "glyphh-ada-1.1"
+    / "multi_turn"
     / "BFCL_v4_multi_turn_base_score.json.zst"
 )
 OUT = HERE / "data" / "chat-bfcl" / "glyphh-base-error-objects.jsonl"

@@ -237,7 +237,14 @@ def test_success_agrees_with_bfcls_score_file_after_the_rule_change() -> None:
 #: only, no placeholder rule) and after; the last two: BFCL's own executor on the same calls
 #: (``reference_results``), its error markers read by ``_bfcl_error``.
 EVERY_RUN = {
-    "bfcl-glyphh-ada/result/glyphh-ada-1.1/multi_turn/BFCL_v4_multi_turn_base_result.json": (5, 6, 0, 1, 0, 0),
+    "bfcl-glyphh-ada/result/glyphh-ada-1.1/multi_turn/BFCL_v4_multi_turn_base_result.json": (
+        5,
+        6,
+        0,
+        1,
+        0,
+        0,
+    ),
     "bfcl-glyphh-ada/result/glyphh-ada-1.1/multi_turn/BFCL_v4_multi_turn_miss_param_result.json": (
         94,
         93,

@@ -90,9 +90,11 @@ EXPECTED: dict[str, str | None] = {
     "main/tests/data/real/tau2-runs/"
     "2025-10-13T12-29-03.637000_airline_llm_agent_grok-3_user_simulator_grok-3_task_24.json.zst": "taubench",
     "main/tests/data/real/tau2-runs/"
-    "2025-10-13T12-51-16.285465_airline_llm_agent_grok-3_user_simulator_grok-3_task_24_2.json.zst": "taubench",
+    "2025-10-13T12-51-16.285465_airline_llm_agent_grok-3_user_simulator_"
+    "grok-3_task_24_2.json.zst": "taubench",
     "main/tests/data/real/tau2-runs/"
-    "2025-10-13T12-55-31.634034_airline_llm_agent_grok-3_user_simulator_grok-3_task_24_3.json.zst": "taubench",
+    "2025-10-13T12-55-31.634034_airline_llm_agent_grok-3_user_simulator_"
+    "grok-3_task_24_3.json.zst": "taubench",
     "main/tests/data/real/inspect/"
     "2025-02-11T15-17-00-05-00_popularity_dPiJifoWeEQBrfWsAopzWr.eval": "inspect",
     "main/tests/data/real/inspect/"

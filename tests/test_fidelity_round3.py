@@ -66,10 +66,10 @@ def _raw(path: Path) -> dict[str, Any]:
     return value
 
 
-def _quiet_read(paths: list[Path], options: AdapterOptions = AdapterOptions()) -> tuple[list[Rollout], str]:
+def _quiet_read(paths: list[Path], options: AdapterOptions | None = None) -> tuple[list[Rollout], str]:
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
-        rollouts = tau.read([str(p) for p in paths], options)
+        rollouts = tau.read([str(p) for p in paths], options or AdapterOptions())
     return rollouts, err.getvalue()
 
 
@@ -195,7 +195,8 @@ def test_unlabelled_first_failures_over_every_real_tau_run(monkeypatch: pytest.M
     assert len(files) == 21  # 19 with rollouts: an empty run and a voice run (ticks only) add none
     after = _first_call_failures(files)
     families = tuple(
-        (label, BEFORE if label is Label.PRECONDITION else pattern) for label, pattern in tau_semantics.FAMILIES
+        (label, BEFORE if label is Label.PRECONDITION else pattern)
+        for label, pattern in tau_semantics.FAMILIES
     )
     monkeypatch.setattr(tau_semantics, "FAMILIES", families)
     before = _first_call_failures(files)
@@ -239,9 +240,7 @@ def test_line_must_be_suspended_to_resume_in_a_real_telecom_run() -> None:
     # simulator's own tool calls, on the phone, are not the agent's)
     assert position == 6
     rollouts, _ = _quiet_read([TELECOM])
-    [rollout] = [
-        r for r in rollouts if r.task_id == simulation["task_id"] and r.trial == simulation["trial"]
-    ]
+    [rollout] = [r for r in rollouts if r.task_id == simulation["task_id"] and r.trial == simulation["trial"]]
     assert rollout.outcome.fed == position and rollout.outcome.label is Label.PRECONDITION
     assert "resume_line" in (rollout.outcome.reason or "")
 
@@ -268,7 +267,8 @@ def test_error_objects_a_real_function_calling_environment_answered(monkeypatch:
 
     lines = [json.loads(line) for line in CHAT_BFCL.read_text(encoding="utf-8").splitlines()]
     records = {
-        json.loads(line)["id"]: json.loads(line) for line in make.RESULT.read_text(encoding="utf-8").splitlines()
+        json.loads(line)["id"]: json.loads(line)
+        for line in make.RESULT.read_text(encoding="utf-8").splitlines()
     }
     invalid = make.invalid_entries()
     for line in lines:  # the file is what BFCL's executor answers today (a child process, per entry)
