@@ -301,3 +301,13 @@ def test_error_objects_a_real_function_calling_environment_answered(monkeypatch:
     monkeypatch.setattr(chat_semantics, "json_error", lambda result: None)
     without = chat_reader.read([str(CHAT_BFCL)], AdapterOptions())
     assert all(r.outcome.fully_executable for r in without)
+
+
+@pytest.mark.spec("TAU-SYSTEM-FILE", "API-SCORE")
+def test_the_python_api_takes_system_from() -> None:
+    import prefixexec
+
+    apart = prefixexec.score([str(p) for p in GROK], adapter="taubench", bootstrap=0, system_from="file")
+    pooled = prefixexec.score([str(p) for p in GROK], adapter="taubench", bootstrap=0)
+    assert len(apart.conditions) == 3 and len(pooled.conditions) == 1
+    assert "system-from=file" in apart.signature and "system-from" not in pooled.signature
