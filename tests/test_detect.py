@@ -82,6 +82,10 @@ EXPECTED: dict[str, str | None] = {
     "main/tests/data/real/tau2-leaderboard/toolorchestra_airline_gpt-5_1trial.json.zst": "taubench",
     "main/tests/data/real/tau2-leaderboard/toolorchestra_nvidia.submission.json": None,
     "main/tests/data/real/tau2-leaderboard/toolorchestra_retail_gpt-5_1trial.json.zst": "taubench",
+    # claude-code/SOURCE.md: a Claude Code session log, a format no adapter reads (DETECT-UNKNOWN).
+    "main/tests/data/real/claude-code/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl": None,
+    "main/tests/data/real/claude-code/LICENSE": None,
+    "main/tests/data/real/claude-code/SOURCE.md": None,
     # tau2-runs/SOURCE.md: tau2 results files (three runs of one system, a telecom run).
     "main/tests/data/real/tau2-runs/LICENSE": None,
     "main/tests/data/real/tau2-runs/SOURCE.md": None,

@@ -311,3 +311,29 @@ def test_the_python_api_takes_system_from() -> None:
     pooled = prefixexec.score([str(p) for p in GROK], adapter="taubench", bootstrap=0)
     assert len(apart.conditions) == 3 and len(pooled.conditions) == 1
     assert "system-from=file" in apart.signature and "system-from" not in pooled.signature
+
+
+CLAUDE_CODE = REAL / "claude-code" / "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"
+
+
+@pytest.mark.spec("DETECT-UNKNOWN")
+def test_a_real_claude_code_session_log_is_named_as_such(capsys: pytest.CaptureFixture[str]) -> None:
+    """A session file Claude Code 1.0.98 wrote (tests/data/real/claude-code/SOURCE.md): read here
+    with ``json``, 29 lines of one session with 12 tool calls; detection says what it is."""
+    lines = [json.loads(line) for line in real_text(CLAUDE_CODE).splitlines()]
+    assert len(lines) == 29
+    assert {line["sessionId"] for line in lines} == {CLAUDE_CODE.stem}
+    assert {line["type"] for line in lines} == {"user", "assistant"} and all("uuid" in line for line in lines)
+    calls = [
+        block
+        for line in lines
+        if line["type"] == "assistant"
+        for block in line["message"]["content"]
+        if block.get("type") == "tool_use"
+    ]
+    assert len(calls) == 12
+    assert main(["score", str(CLAUDE_CODE)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert err.startswith(f"prefixexec: error: {CLAUDE_CODE}: looks like a Claude Code session log")
+    assert "records" not in err
