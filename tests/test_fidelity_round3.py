@@ -337,3 +337,23 @@ def test_a_real_claude_code_session_log_is_named_as_such(capsys: pytest.CaptureF
     assert out == "" and err.count("\n") == 1
     assert err.startswith(f"prefixexec: error: {CLAUDE_CODE}: looks like a Claude Code session log")
     assert "records" not in err
+
+
+@pytest.mark.spec("TAU-POOL", "PASSK-TRIALS")
+def test_pooled_runs_give_pass_k_over_every_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """pass^k of the pooled system: n = 30 trials (3 runs of 10), c = 10 rewards of 1.0 in the
+    raw JSON, so pass^3 = C(10, 3) / C(30, 3) (math.comb here)."""
+    from fractions import Fraction
+    from math import comb
+
+    raw = [_raw(p) for p in GROK]
+    n = sum(len(run["simulations"]) for run in raw)
+    c = sum(s["reward_info"]["reward"] == 1.0 for run in raw for s in run["simulations"])
+    out = tmp_path / "board.json"
+    argv = ["leaderboard", "--quiet", "--bootstrap", "0", "--trials", "run", "--k", "3", "--format", "json"]
+    assert main([*argv, "--output", str(out), *map(str, GROK)]) == 0
+    [dataset] = json.loads(out.read_text())["datasets"]
+    [system] = dataset["systems"]
+    assert (system["N"], system["trials"]["run"]) == (n, n) == (30, 30)
+    assert Fraction(system["metrics"]["pass_hat_k"]["exact"]) == Fraction(comb(c, 3), comb(n, 3))
+    capsys.readouterr()
