@@ -52,6 +52,13 @@ def _module(name: str) -> Any:
     return importlib.import_module(f"{__name__}.{name}")
 
 
+#: ``--system-from``: what one system is when several runs share a condition's task ids.
+#: ``pooled``: several runs of one system are its trials, in the order given (TAU-POOL);
+#: ``file``: each file given is its own system (TAU-SYSTEM-FILE). The value ``file`` means the
+#: same in ``leaderboard``'s ``--system-from``.
+SYSTEM_FROM = ("pooled", "file")
+
+
 @attrs.frozen(slots=True)
 class AdapterOptions:
     """Options the command line passes to every adapter (each uses what applies to it)."""
@@ -79,6 +86,9 @@ class AdapterOptions:
     #: ``--unit``: ``"call"`` (one step per call, the paper's) or ``"turn"`` (one per user turn,
     #: TURN-UNIT), applied by the readers of :data:`ADAPTERS`.
     unit: str = "call"
+    #: ``--system-from`` (:data:`SYSTEM_FROM`): ``"pooled"`` or ``"file"``; read by the taubench
+    #: adapter, the one that pools runs.
+    system_from: str = attrs.field(default="pooled", validator=attrs.validators.in_(SYSTEM_FROM))
 
 
 @attrs.frozen(slots=True)

@@ -325,6 +325,14 @@ def add_adapter_options(parser: argparse.ArgumentParser) -> None:
         "when every call in it is; bfcl, chat, inspect, taubench; spec TURN-UNIT)",
     )
     parser.add_argument(
+        "--system-from",
+        choices=("pooled", "file"),
+        default=None,
+        help="taubench: several runs of one system (the same task ids): pooled as its trials in the "
+        "order given (default; spec TAU-POOL) or file: each file its own system, method '<method>@<file>' "
+        "(spec TAU-SYSTEM-FILE)",
+    )
+    parser.add_argument(
         "--max-line-bytes",
         type=_positive_int,
         metavar="N",

@@ -111,6 +111,7 @@ OPTION_ADAPTERS: dict[str, tuple[str, ...]] = {
     "error_pattern": ("chat", *TRACE_ADAPTERS),
     "task_attr": TRACE_ADAPTERS,
     "success_attr": TRACE_ADAPTERS,
+    "system_from": ("taubench",),
 }
 #: The adapter options a command or a Python function takes by name (``--error-pattern``:
 #: ``error_pattern``), in the order the signature lists them.
@@ -129,6 +130,7 @@ ADAPTER_ARGUMENTS = (
     "bfcl_decoder",
     "task_attr",
     "success_attr",
+    "system_from",
 )
 
 
@@ -155,6 +157,7 @@ class AdapterArguments:
     bfcl_decoder: str | None = None
     task_attr: str | None = None
     success_attr: str | None = None
+    system_from: str | None = None
     select: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
     rollouts_path: str | None = None
     emit_evaluations: str | None = None
@@ -241,6 +244,7 @@ def as_given(arguments: AdapterArguments, extra: Mapping[str, object]) -> Adapte
         harness_errors=harness_errors,
         inference_errors=inference_errors,
         unit=arguments.unit or "call",
+        system_from=arguments.system_from or "pooled",
     )
 
 
@@ -309,6 +313,8 @@ def signature_options(arguments: AdapterArguments) -> tuple[tuple[str, str], ...
         found.append(("harness-errors", chosen or harness.SIGNATURE_DEFAULTS[adapter]))
     if arguments.unit == "turn":
         found.append(("unit", "turn"))
+    if arguments.system_from == "file":  # TAU-SYSTEM-FILE: other conditions
+        found.append(("system-from", "file"))
     return tuple(found)
 
 

@@ -106,6 +106,23 @@ EXPECTED: dict[str, str | None] = {
     "toolorchestra_airline_gpt-5_1trial.json.zst": "taubench",
     "main/tests/data/real/tau2-submissions/toolorchestra_nvidia_2025-12-02/trajectories/"
     "toolorchestra_retail_gpt-5_1trial.json.zst": "taubench",
+    # claude-code/SOURCE.md: a Claude Code session log, a format no adapter reads (DETECT-UNKNOWN).
+    "main/tests/data/real/claude-code/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl": None,
+    "main/tests/data/real/claude-code/LICENSE": None,
+    "main/tests/data/real/claude-code/SOURCE.md": None,
+    # tau2-runs/SOURCE.md: tau2 results files (three runs of one system, a telecom run).
+    "main/tests/data/real/tau2-runs/LICENSE": None,
+    "main/tests/data/real/tau2-runs/SOURCE.md": None,
+    "main/tests/data/real/tau2-runs/"
+    "2025-08-10T02-44-06.496849_telecom_llm_agent_gpt-4o_user_simulator_gpt-4o.json.zst": "taubench",
+    "main/tests/data/real/tau2-runs/"
+    "2025-10-13T12-29-03.637000_airline_llm_agent_grok-3_user_simulator_grok-3_task_24.json.zst": "taubench",
+    "main/tests/data/real/tau2-runs/"
+    "2025-10-13T12-51-16.285465_airline_llm_agent_grok-3_user_simulator_"
+    "grok-3_task_24_2.json.zst": "taubench",
+    "main/tests/data/real/tau2-runs/"
+    "2025-10-13T12-55-31.634034_airline_llm_agent_grok-3_user_simulator_"
+    "grok-3_task_24_3.json.zst": "taubench",
     "main/tests/data/real/inspect/"
     "2025-02-11T15-17-00-05-00_popularity_dPiJifoWeEQBrfWsAopzWr.eval": "inspect",
     "main/tests/data/real/inspect/"
@@ -144,6 +161,9 @@ EXPECTED: dict[str, str | None] = {
     "main/tests/data/bfcl/result/demo-model/multi_turn/BFCL_v4_multi_turn_miss_func_result.json": "bfcl",
     "main/tests/data/bfcl/result/demo-model-FC/multi_turn/BFCL_v4_multi_turn_base_result.json": "bfcl",
     "main/tests/data/chat/transcripts.jsonl": "chat",
+    # chat-bfcl/SOURCE.md: BFCL's own answers to a real agent's calls, as chat transcripts.
+    "main/tests/data/chat-bfcl/SOURCE.md": None,
+    "main/tests/data/chat-bfcl/glyphh-base-error-objects.jsonl": "chat",
     "main/tests/data/real/inspect_ai/LICENSE": None,
     "main/tests/data/real/inspect_ai/SOURCE.md": None,
     "main/tests/data/real/inspect_ai/log_message_deduplication.eval": "inspect",

@@ -103,9 +103,9 @@ def real_sources() -> list[Path]:
 @pytest.mark.spec("REPO-REAL-RUNS")
 def test_every_real_source_has_its_provenance_and_licence() -> None:
     assert [p.name for p in real_sources()] == [
-        "agentrx-tau-retail", "bfcl-glyphh-ada", "bfcl-gpt-oss-20b", "bfcl-v4", "inspect", "inspect_ai",
-        "inspect_scout", "tau-bench-v1", "tau-bench-v1-retail", "tau2", "tau2-leaderboard", "tau2-sft",
-        "tau2-submissions", "tau2-voice", "vitals",
+        "agentrx-tau-retail", "bfcl-glyphh-ada", "bfcl-gpt-oss-20b", "bfcl-v4", "claude-code", "inspect",
+        "inspect_ai", "inspect_scout", "tau-bench-v1", "tau-bench-v1-retail", "tau2", "tau2-leaderboard",
+        "tau2-runs", "tau2-sft", "tau2-submissions", "tau2-voice", "vitals",
     ]
     for source in real_sources():
         provenance = (source / "SOURCE.md").read_text(encoding="utf-8")

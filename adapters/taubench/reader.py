@@ -1022,9 +1022,20 @@ class Pool:
                 notice(
                     f"prefixexec: notice: {name}: the task ids of {condition.dataset} / {condition.model} / "
                     f"{condition.method} repeat an earlier file's: pooled as further trials of the same "
-                    f"system, numbered from {offset} (several runs in the order given; TAU-POOL)"
+                    f"system, numbered from {offset} (several runs in the order given, TAU-POOL; "
+                    "--system-from file keeps them apart)"
                 )
         return out
+
+
+def own_system(name: str, located: Sequence[tuple[str, Rollout]]) -> list[tuple[str, Rollout]]:
+    """TAU-SYSTEM-FILE (``--system-from file``): every rollout of the file ``name`` gets the method
+    ``<method>@<name>``, so each file given is its own system (condition), never pooled with
+    another file's runs (TAU-POOL)."""
+    return [
+        (where, attrs.evolve(r, condition=attrs.evolve(r.condition, method=f"{r.condition.method}@{name}")))
+        for where, r in located
+    ]
 
 
 def read_all(
@@ -1041,6 +1052,7 @@ def read_all(
 
     located: list[tuple[str, Rollout]] = []
     pooled = Pool()
+    apart = options.system_from == "file"  # TAU-SYSTEM-FILE
     given: dict[str, str] = {}
     for path in paths:
         if path != STDIN:
@@ -1054,7 +1066,13 @@ def read_all(
         errors.extend(found.harness_errors)
         if each is not None:
             each(name, data, found)
-        located.extend(pooled.add(name, [(r.where, r.rollout) for r in found.rollouts]))
+        read = [(r.where, r.rollout) for r in found.rollouts]
+        located.extend(own_system(name, read) if apart else pooled.add(name, read))
+    if apart and located:
+        notice(
+            f"prefixexec: notice: --system-from file: each of the {len(paths)} file(s) is its own "
+            f"system, its method named '<method>@<file>' (runs kept apart, not pooled; TAU-SYSTEM-FILE)"
+        )
     if not located and errors:
         raise harness.none_left(", ".join(paths), len(errors))
     voice = [w for w in warnings if "have no messages" in w]

@@ -55,15 +55,16 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "result/ (+ score/) folder, or trajectory files ('-' for stdin)",
     )
     p.set_defaults(detect_in_command=True)  # each submission's files are detected (LB-FOLDER)
-    p.add_argument(
-        "--system-from",
-        choices=SYSTEM_FROM,
-        default="submission",
-        help="what one system of submissions is: submission (default: named from its submission.json: "
-        "model, organisation, type, date), folder (its folder's name), file (each trajectory file), "
-        "model (the model / agent the trajectories name)",
-    )
     add_adapter_options(p)
+    system_from = next(a for a in p._actions if a.dest == "system_from")  # the adapters' option, extended
+    system_from.choices = (*SYSTEM_FROM, "pooled")
+    system_from.default = "submission"
+    system_from.help = (
+        "what one system is: of submissions, submission (default: named from its submission.json: model, "
+        "organisation, type, date), folder (its folder's name), file (each trajectory file) or model (the "
+        "model / agent the trajectories name); of tau-bench trajectory files, pooled (several runs of one "
+        "system are its trials, TAU-POOL) or file (each file its own system, TAU-SYSTEM-FILE)"
+    )
     by = next(a for a in p._actions if a.dest == "by")
     by.choices = (*SYSTEM_BY, *(by.choices or ()))
     by.help = (
@@ -124,7 +125,14 @@ def options(args: argparse.Namespace) -> LeaderboardRun:
     if args.by in SYSTEM_BY:
         system_by, args.by = args.by, None
     submissions = None
+    system_from = args.system_from
+    args.system_from = system_from if system_from in ("pooled", "file") else None  # the adapter's (TAU-POOL)
     if is_folder_input(args.files):
+        if system_from == "pooled":
+            raise InputError(
+                "--system-from", "pooled applies to tau-bench trajectory files, not to submission folders"
+            )
+        args.system_from = None
         submissions = discover(args.files)
         for flag, given in (("--select", args.select), ("--engine dask", args.engine == "dask")):
             if given:
@@ -137,8 +145,11 @@ def options(args: argparse.Namespace) -> LeaderboardRun:
         elif args.adapter == "auto":
             args.adapter = "taubench"  # no trajectories: only claims, listed as not checkable
     else:
-        if args.system_from != "submission":
-            raise InputError("--system-from", "applies to submission folders (give --by for files)")
+        if system_from not in ("submission", "pooled", "file"):
+            raise InputError(
+                "--system-from", f"{system_from} applies to submission folders (give --by for files)"
+            )
+        system_from = "submission"
         args.detect_in_command = False
         resolve_adapter(args)
     return LeaderboardRun(
@@ -154,7 +165,7 @@ def options(args: argparse.Namespace) -> LeaderboardRun:
         signature=signature_of(args),
         engine=engine_options(args),
         submissions=submissions,
-        system_from=args.system_from,
+        system_from=system_from,
         format="json" if args.json else args.format,
         quiet=bool(args.quiet),
     )
