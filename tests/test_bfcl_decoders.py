@@ -335,6 +335,18 @@ def test_generated_steps_decode_as_bfcls_own_handlers_do(name: str, data: st.Dat
     assert same_decoding(_bfcl(name, step), _ours(decoders.DECODERS[name], step, function_calling=True))
 
 
+@pytest.mark.spec("BFCL-DECODERS", "BFCL-PARITY")
+def test_argument_names_that_are_blank_decode_as_bfcls_hammer_does() -> None:
+    # Found by the property above: names '' and ' ' are not Python, so the call strings are
+    # compared as spelled (BFCL's handler joins with ', ', ours with ','), not unparsed.
+    step = json.dumps([{"name": "cd", "arguments": {"": None, " ": None}}])
+    assert _bfcl("hammer", step) == ("calls", "cd(=None,  =None)")
+    ours = _ours(decoders.DECODERS["hammer"], step, function_calling=True)
+    assert ours == ("calls", "cd(=None, =None)")
+    assert same_decoding(_bfcl("hammer", step), ours)
+    assert not same_decoding(_bfcl("hammer", step), ("calls", "cd(=None,=None)"))
+
+
 _NOISE = st.text(alphabet="{}[]()\"':,;<>|/ _nameprtsgu01.-+\n\\`", max_size=80)
 
 
