@@ -216,3 +216,18 @@ def test_convert_takes_record_dicts_as_the_other_functions_do(tmp_path: Path) ->
     assert result.status == 0 and result["rollouts"] == len(records)  # one rollout per record
     written = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert [(r["task_id"], r["method"]) for r in written] == [(r["task_id"], r["method"]) for r in records]
+
+
+@pytest.mark.spec("DETECT-HINT", "CLAIM-MANY")
+def test_a_chosen_adapter_that_cannot_read_a_submissions_files_is_hinted(capsys: pytest.CaptureFixture[str]) -> None:
+    # The submission's trajectories are tau2 results files (tests/data/real/tau2-submissions/
+    # SOURCE.md); read with --adapter bfcl, the first one fails and the hint names taubench.
+    folder = REAL / "tau2-submissions" / "gpt-oss-120b_openai_2025-11-26"
+    trajectories = sorted((folder / "trajectories").iterdir())
+    assert trajectories
+    assert main(["crosscheck", str(folder), "--adapter", "bfcl", "--quiet"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    (line,) = captured.err.splitlines()
+    assert line.startswith("prefixexec: error: ") and line.endswith(": use --adapter taubench"), line
+    assert "; " + str(folder / "trajectories") in line  # the submission's file, not the folder
