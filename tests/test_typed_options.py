@@ -219,7 +219,9 @@ def test_convert_takes_record_dicts_as_the_other_functions_do(tmp_path: Path) ->
 
 
 @pytest.mark.spec("DETECT-HINT", "CLAIM-MANY")
-def test_a_chosen_adapter_that_cannot_read_a_submissions_files_is_hinted(capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_chosen_adapter_that_cannot_read_a_submissions_files_is_hinted(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     # The submission's trajectories are tau2 results files (tests/data/real/tau2-submissions/
     # SOURCE.md); read with --adapter bfcl, the first one fails and the hint names taubench.
     folder = REAL / "tau2-submissions" / "gpt-oss-120b_openai_2025-11-26"
