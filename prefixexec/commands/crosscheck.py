@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+from contextlib import AbstractContextManager
 from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -222,7 +223,7 @@ def run(options: Options) -> int:
     from prefixexec.crosscheck_run import run as check
 
     checked = run_options(options)
-    hinted = contextlib.nullcontext()
+    hinted: AbstractContextManager[None] = contextlib.nullcontext()
     if checked.mode == "submissions":  # DETECT-HINT: the submissions' files
         from prefixexec.pipeline import hint_input
 

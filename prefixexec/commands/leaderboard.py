@@ -20,6 +20,7 @@ from prefixexec.cli import (
 from prefixexec.submissions import SYSTEM_FROM
 
 if TYPE_CHECKING:
+    from prefixexec.kernel.passk import Convention
     from prefixexec.options import AdapterArguments, EngineOptions, Resampling
     from prefixexec.ranking.run import LeaderboardRun
 
@@ -45,7 +46,7 @@ class Options:
     system_from: str = "submission"
     metric: tuple[str, ...] | None = None
     k: int | None = None
-    trials: str = "tau2"
+    trials: Convention = "tau2"
     shared_tasks: bool = False
     format: str = "text"
     json: bool = False
