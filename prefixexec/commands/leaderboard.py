@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, TextIO
 
@@ -175,7 +176,7 @@ def run_options(options: Options) -> LeaderboardRun:
         if options.system_from != "submission":
             raise InputError("--system-from", "applies to submission folders (give --by for files)")
         arguments = detect(arguments, options.quiet, options.engine.engine)
-    with _hinted(arguments, submissions):
+    with _hinted(arguments.adapter, arguments.files, submissions):
         return LeaderboardRun(
             input=input_options(arguments),
             ranking=LeaderboardOptions(
@@ -195,14 +196,14 @@ def run_options(options: Options) -> LeaderboardRun:
         )
 
 
-def _hinted(arguments: AdapterArguments, submissions: object) -> AbstractContextManager[None]:
+def _hinted(adapter: str, paths: Sequence[str], submissions: object) -> AbstractContextManager[None]:
     """DETECT-HINT: with submission folders, an input error names the adapter found for their
-    files (the folders are what the hint looks at); trajectory files are the command line's."""
+    files, the hint looking at the paths given; trajectory files are the command line's."""
     if submissions is None:
         return contextlib.nullcontext()
     from prefixexec.pipeline import hint_input
 
-    return hint_input(arguments.adapter, arguments.files)
+    return hint_input(adapter, paths)
 
 
 def run(options: Options) -> int:
@@ -223,8 +224,8 @@ def run(options: Options) -> int:
 
         require("matplotlib", "--figure")
     typed = run_options(options)
-    found = attrs.evolve(options.arguments, adapter=typed.input.adapter)
-    with Work(typed.quiet, "prefixexec leaderboard") as work, _hinted(found, typed.submissions):
+    hinted = _hinted(typed.input.adapter, options.arguments.files, typed.submissions)
+    with Work(typed.quiet, "prefixexec leaderboard") as work, hinted:
         work.phase("reading input", unit="rollouts")  # PROGRESS-TTY, PROGRESS-COUNT
         document = leaderboard(typed, on_rows=work.advance, on_phase=work.phase)
     text = render(document, typed.format)
