@@ -14,6 +14,10 @@ class InputError(ValueError):
     bad arguments.
     """
 
+    #: DETECT-HINT: the adapter and files a command found itself (a submission folder's), which
+    #: the command line's hint looks at instead of the files it was given (``None``: those).
+    hint_input: tuple[str, tuple[str, ...]] | None = None
+
     def __init__(self, where: str, what: str) -> None:
         super().__init__(f"{where}: {what}")
         self.where = where

@@ -546,9 +546,7 @@ def command_handler(command: str) -> Callable[[argparse.Namespace], int]:
     if command in builtin:
         return builtin[command]
     plugin = _command_module(command)
-    options_class = getattr(plugin, "Options", None)
-    if options_class is None:  # a command still on the Namespace protocol (run(args))
-        return plugin.run
+    options_class = cast(Any, plugin).Options
     return lambda args: plugin.run(typed(options_class, args))
 
 
@@ -658,16 +656,9 @@ def stdout(args: argparse.Namespace) -> TextIO:
 
 
 def _write(text: str, output: str | None, args: argparse.Namespace | None = None) -> None:
-    if output is None:
-        (sys.stdout if args is None else stdout(args)).write(text)
-        return
-    from pathlib import Path
+    from .pipeline import write_output
 
-    from prefixexec.adapters.files import atomic_path, output_directory
-
-    output_directory(output)
-    with atomic_path(Path(output)) as tmp:
-        Path(tmp).write_text(text, encoding="utf-8")
+    write_output(text, output, sys.stdout if args is None else stdout(args))
 
 
 def _datasets(accumulators: AccumulatorSet) -> int:
@@ -739,16 +730,22 @@ def resolve_adapter(args: argparse.Namespace) -> None:
     args.adapter_detected = True
 
 
-def adapter_hint(args: argparse.Namespace) -> str:
-    """After an input error with a chosen adapter: what the file looks like instead (DETECT-HINT)."""
+def adapter_hint(args: argparse.Namespace, found_input: tuple[str, tuple[str, ...]] | None = None) -> str:
+    """After an input error with a chosen adapter: what the file looks like instead (DETECT-HINT).
+    ``found_input``: the adapter and files the command found itself (``InputError.hint_input``),
+    looked at instead of the arguments'."""
     adapter = getattr(args, "adapter", None)
-    if adapter in (None, "auto") or getattr(args, "adapter_detected", False):
+    files = getattr(args, "files", None)
+    detected = getattr(args, "adapter_detected", False)
+    if found_input is not None:
+        (adapter, files), detected = found_input, False
+    if adapter in (None, "auto") or detected:
         return ""
-    if not getattr(args, "files", None):
+    if not files:
         return ""
     from prefixexec.adapters.detect import hint
 
-    found = hint(adapter, args.files)
+    found = hint(adapter, files)
     return "" if found is None else f"; {found}"
 
 
@@ -807,7 +804,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         resolve_adapter(args)
         return guarded(command_handler(args.command), args)
     except InputError as exc:
-        error_line(f"{str(exc).strip()}{adapter_hint(args)}")
+        error_line(f"{str(exc).strip()}{adapter_hint(args, exc.hint_input)}")
         return EXIT_INPUT
     except ImportError as exc:  # an optional dependency's extra is not installed (API-EXTRAS)
         from prefixexec.extras import missing_extra_message

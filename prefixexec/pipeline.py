@@ -10,8 +10,9 @@ three, so the command and the function cannot give different numbers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, TextIO
 
 import attrs
 
@@ -29,6 +30,35 @@ if TYPE_CHECKING:
 
 #: The default engine: this process.
 LOCAL = EngineOptions()
+
+
+@contextlib.contextmanager
+def hint_input(adapter: str, files: Sequence[str]) -> Iterator[None]:
+    """DETECT-HINT for a command that found its adapter or its files itself (submission folders,
+    LB-FOLDER, CLAIM-MANY): an input error raised inside names them for the command line's hint."""
+    from prefixexec.adapters import InputError
+
+    try:
+        yield
+    except InputError as exc:
+        if exc.hint_input is None:
+            exc.hint_input = (adapter, tuple(files))
+        raise
+
+
+def write_output(text: str, output: str | None, stream: TextIO) -> None:
+    """A command's table or document: to ``output`` (written whole or not at all, its folder
+    made), or to ``stream`` (standard output, or the Python API's buffer) when it is ``None``."""
+    if output is None:
+        stream.write(text)
+        return
+    from pathlib import Path
+
+    from prefixexec.adapters.files import atomic_path, output_directory
+
+    output_directory(output)
+    with atomic_path(Path(output)) as tmp:
+        Path(tmp).write_text(text, encoding="utf-8")
 
 
 def read_rollouts(options: InputOptions) -> list[Rollout]:

@@ -9,6 +9,7 @@ import html
 import io
 import json
 import re
+from fractions import Fraction
 from pathlib import Path
 
 import attrs
@@ -19,10 +20,10 @@ from prefixexec.cli import _plugin_commands, main
 
 from conftest import REAL, REPO
 
-#: Commands still on the ``run(args: argparse.Namespace)`` protocol, converted by another change
-#: (issue 36's leaderboard and crosscheck part). The test fails once one of them no longer needs
-#: the exception, so that the list only shrinks.
-NOT_YET_TYPED = frozenset({"prefixexec/commands/leaderboard.py", "prefixexec/commands/crosscheck.py"})
+#: Commands still on the ``run(args: argparse.Namespace)`` protocol: none since issue 36's
+#: leaderboard and crosscheck part. The test fails once one of them no longer needs the
+#: exception, so that the list only shrinks.
+NOT_YET_TYPED: frozenset[str] = frozenset()
 
 
 def _namespace_uses(path: Path) -> list[str]:
@@ -62,9 +63,11 @@ ARGV = {
     "audit-table": ["audit-table", "table.csv"],
     "conformance": ["conformance", "--command", "prefixexec score --json -"],
     "convert": ["convert", "in.jsonl", "--output", "out.csv"],
+    "crosscheck": ["crosscheck", "theirs.csv", "in.jsonl", "--map", "TER=ter", "--tolerance", "1/1000"],
     "demo": ["demo", "--out", "folder"],
     "explain": ["explain", "in.jsonl", "--task", "20"],
     "guard": ["guard", "--", "server"],
+    "leaderboard": ["leaderboard", "runs", "--by", "model", "--metric", "TER,RR", "--k", "2"],
     "report": ["report", "in.jsonl", "--out", "folder"],
     "sample": ["sample", "in.jsonl", "--size", "1"],
 }
@@ -94,6 +97,37 @@ def test_every_converted_command_runs_on_frozen_typed_options() -> None:
         arguments = getattr(options, "arguments", None)
         assert arguments is None or isinstance(arguments, AdapterArguments), name
     assert typed(modules["explain"].Options, build_parser("explain").parse_args(ARGV["explain"])).task == "20"  # type: ignore[attr-defined]
+    board = typed(modules["leaderboard"].Options, build_parser("leaderboard").parse_args(ARGV["leaderboard"]))  # type: ignore[attr-defined]
+    assert (board.arguments.files, board.arguments.by) == (("runs",), "model")
+    assert (board.metric, board.k) == (("TER", "RR"), 2)
+    check = typed(modules["crosscheck"].Options, build_parser("crosscheck").parse_args(ARGV["crosscheck"]))  # type: ignore[attr-defined]
+    assert (check.theirs, check.arguments.files, check.map) == ("theirs.csv", ("in.jsonl",), ("TER=ter",))
+    assert check.tolerance == Fraction(1, 1000) and check.resampling.bootstrap == 0  # crosscheck's default
+
+
+@pytest.mark.spec("API-PIPELINE", "LB-FOLDER", "CLAIM-MANY")
+def test_submission_folders_are_resolved_from_the_typed_options_without_changing_them() -> None:
+    from prefixexec.cli import build_parser, typed
+    from prefixexec.commands import crosscheck, leaderboard
+
+    folder = str(REAL / "tau2-submissions")
+    argv = ["leaderboard", folder, "--by", "model", "--bootstrap", "0", "--quiet"]
+    given = typed(leaderboard.Options, build_parser("leaderboard").parse_args(argv))
+    run = leaderboard.run_options(given)
+    # The folder holds six submission folders (ls tests/data/real/tau2-submissions), each one
+    # submission; their trajectories are tau2 results files, detected as taubench.
+    assert run.submissions is not None and len(run.submissions) == 6
+    assert run.input.adapter == "taubench" and run.ranking.by == "model"
+    assert run.input.adapter_options.by is None  # --by model names a system, not a ToolSandbox split
+    assert (given.arguments.adapter, given.arguments.by) == ("auto", "model")
+    assert given.arguments.files == (folder,)
+    argv = ["crosscheck", folder, "--quiet"]
+    given = typed(crosscheck.Options, build_parser("crosscheck").parse_args(argv))
+    checked = crosscheck.run_options(given)
+    assert checked.mode == "submissions" and len(checked.submissions) == 6
+    assert set(checked.input.files) == {f for s in checked.submissions for f in s.files}
+    assert checked.input.files and checked.input.adapter == "taubench"
+    assert (given.arguments.adapter, given.arguments.files) == ("auto", ())
 
 
 def _cli(argv: list[str]) -> tuple[int, str]:
@@ -182,3 +216,20 @@ def test_convert_takes_record_dicts_as_the_other_functions_do(tmp_path: Path) ->
     assert result.status == 0 and result["rollouts"] == len(records)  # one rollout per record
     written = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert [(r["task_id"], r["method"]) for r in written] == [(r["task_id"], r["method"]) for r in records]
+
+
+@pytest.mark.spec("DETECT-HINT", "CLAIM-MANY")
+def test_a_chosen_adapter_that_cannot_read_a_submissions_files_is_hinted(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The submission's trajectories are tau2 results files (tests/data/real/tau2-submissions/
+    # SOURCE.md); read with --adapter bfcl, the first one fails and the hint names taubench.
+    folder = REAL / "tau2-submissions" / "gpt-oss-120b_openai_2025-11-26"
+    trajectories = sorted((folder / "trajectories").iterdir())
+    assert trajectories
+    assert main(["crosscheck", str(folder), "--adapter", "bfcl", "--quiet"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    (line,) = captured.err.splitlines()
+    assert line.startswith("prefixexec: error: ") and line.endswith(": use --adapter taubench"), line
+    assert "; " + str(folder / "trajectories") in line  # the submission's file, not the folder

@@ -7,6 +7,8 @@ after its option's ``dest``; the fields ``arguments``, ``resampling``, ``engine`
 ``run(options) -> int`` (the exit status). The command line makes ``Options`` once
 (:func:`prefixexec.cli.typed`); the ``argparse.Namespace`` never reaches the module (spec
 API-PIPELINE). It raises :class:`prefixexec.adapters.InputError` for bad input; the CLI turns
-that into exit 2. A module without ``Options`` is run as ``run(args)`` on the Namespace (the
-older protocol, kept until ``leaderboard`` and ``crosscheck`` are converted).
+that into exit 2. A command that detects its input's adapter itself (``sample``: a task list is
+not rollouts; ``leaderboard`` and ``crosscheck``: each submission folder's files) sets
+``detect_in_command`` on its parser and calls :func:`prefixexec.pipeline.detect` on its
+``arguments``.
 """

@@ -4,8 +4,13 @@ leaderboard's published claims against their trajectories (CLAIM-*)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+from contextlib import AbstractContextManager
 from fractions import Fraction
 from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+import attrs
 
 from prefixexec.adapters import InputError
 from prefixexec.claims import FORMATS as CLAIM_FORMATS
@@ -14,14 +19,36 @@ from prefixexec.cli import (
     add_adapter_options,
     add_bootstrap_options,
     add_quiet_option,
-    settings_of,
-    signature_of,
-    stdout,
 )
 from prefixexec.crosscheck import CONDITION_COLUMNS, ROLLOUT_COLUMNS, parse_mapping
 from prefixexec.crosscheck_run import CrosscheckRun, all_claims_inputs
 
+if TYPE_CHECKING:
+    from prefixexec.options import AdapterArguments, Resampling
+    from prefixexec.signature import Signature
+
 NAME = "crosscheck"
+
+
+@attrs.frozen(slots=True)
+class Options:
+    """``crosscheck``'s arguments, typed (API-PIPELINE): THEIRS, the rollouts (``arguments``;
+    none when THEIRS... are submissions, CLAIM-MANY), the interval protocol and how THEIRS is
+    read and compared; :func:`run_options` checks them into a
+    :class:`~prefixexec.crosscheck_run.CrosscheckRun`."""
+
+    arguments: AdapterArguments
+    resampling: Resampling
+    stdout: TextIO
+    theirs: str
+    format: str | None = None
+    best_of: bool = False
+    map: tuple[str, ...] = ()
+    their_rollouts: str | None = None
+    tolerance: Fraction | None = None
+    unpaired: bool = False
+    json: bool = False
+    quiet: bool = False
 
 
 def _tolerance(text: str) -> Fraction:
@@ -92,98 +119,116 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_quiet_option(p)
 
 
-def _claims_format(args: argparse.Namespace) -> str | None:
+def _claims_format(options: Options) -> str | None:
     """The claim format of THEIRS, or ``None`` for our own shapes (CLAIM-INPUT)."""
-    if args.format is not None:
-        return args.format if args.format in CLAIM_FORMATS else None
-    if Path(args.theirs).suffix.lower() not in (".json", ".csv"):
+    if options.format is not None:
+        return options.format if options.format in CLAIM_FORMATS else None
+    if Path(options.theirs).suffix.lower() not in (".json", ".csv"):
         return None  # claims files are .json or .csv; anything else gets our own formats' error
     from prefixexec.adapters.inputs import read_text
 
-    text = read_text(args.theirs, "a file")  # the checks of every input (HOSTILE-*)
-    return detect_format(args.theirs, text)
+    text = read_text(options.theirs, "a file")  # the checks of every input (HOSTILE-*)
+    return detect_format(options.theirs, text)
 
 
-def options(args: argparse.Namespace) -> CrosscheckRun:
-    """The command line's arguments as :class:`~prefixexec.crosscheck_run.CrosscheckRun`
-    (API-PIPELINE: the ``Namespace`` ends here), checked before any input is read."""
-    from prefixexec.cli import input_options, resolve_adapter
+def run_options(options: Options) -> CrosscheckRun:
+    """The typed options as :class:`~prefixexec.crosscheck_run.CrosscheckRun`, checked before
+    any input is read: the submissions THEIRS... name and the adapter of their files
+    (CLAIM-MANY), or the rollouts' adapter detected as ``score`` detects it."""
+    from prefixexec.options import input_options, signature_of
+    from prefixexec.pipeline import detect, hint_input
 
-    given = [args.theirs, *args.files]
+    arguments, resampling = options.arguments, options.resampling
+    paired = not options.unpaired
+
+    def signed(checked: AdapterArguments) -> Signature:
+        return signature_of(checked, resampling.bootstrap, resampling.seed, resampling.level, paired)
+
+    given = [options.theirs, *arguments.files]
     if all_claims_inputs(given):  # CLAIM-MANY: submission folders or their submission.json files
         from prefixexec.submissions import discover
 
-        for flag, value in (("--map", args.map), ("--their-rollouts", args.their_rollouts)):
+        for flag, value in (("--map", options.map), ("--their-rollouts", options.their_rollouts)):
             if value:
                 raise InputError(flag, "has no effect on claims files")
-        if args.format is not None:
+        if options.format is not None:
             raise InputError(
                 "--format", "submissions are read as their folders say (submission.json, BFCL score)"
             )
         submissions = discover(given)
         files = [f for s in submissions for f in s.files]
-        if args.adapter == "auto":
+        adapter = arguments.adapter
+        if adapter == "auto":
             from prefixexec.adapters.detect import resolve
 
-            args.adapter = resolve(files)[0] if files else "taubench"
-        args.files = files
-        return CrosscheckRun(
-            mode="submissions",
-            theirs=args.theirs,
-            input=input_options(args),
-            signature=signature_of(args),
-            tolerance=args.tolerance,
-            best_of=args.best_of,
-            submissions=submissions,
-            as_json=args.json,
-        )
-    if not args.files:
+            adapter = resolve(files)[0] if files else "taubench"
+        arguments = attrs.evolve(arguments, adapter=adapter, files=files)
+        with hint_input(adapter, files):  # DETECT-HINT: the submissions' files
+            return CrosscheckRun(
+                mode="submissions",
+                theirs=options.theirs,
+                input=input_options(arguments),
+                signature=signed(arguments),
+                tolerance=options.tolerance,
+                best_of=options.best_of,
+                submissions=submissions,
+                as_json=options.json,
+            )
+    if not arguments.files:
         raise InputError(
             "FILE",
             "required: the rollouts to check THEIRS against (or give only submission folders or their "
             "submission.json files: each is checked against its own trajectories)",
         )
-    args.detect_in_command = False
-    resolve_adapter(args)
-    claims_format = _claims_format(args)
+    arguments = detect(arguments, options.quiet)
+    claims_format = _claims_format(options)
     if claims_format is not None:
-        for flag, value in (("--map", args.map), ("--their-rollouts", args.their_rollouts)):
+        for flag, value in (("--map", options.map), ("--their-rollouts", options.their_rollouts)):
             if value:
                 raise InputError(flag, f"has no effect on a claims file ({claims_format})")
         return CrosscheckRun(
             mode="claims",
-            theirs=args.theirs,
-            input=input_options(args),
-            signature=signature_of(args),
+            theirs=options.theirs,
+            input=input_options(arguments),
+            signature=signed(arguments),
             format=claims_format,
-            tolerance=args.tolerance,
-            best_of=args.best_of,
-            as_json=args.json,
+            tolerance=options.tolerance,
+            best_of=options.best_of,
+            as_json=options.json,
         )
-    if args.best_of:
+    if options.best_of:
         raise InputError("--best-of", "applies to claims files only (a tau2 submission.json)")
-    fmt = args.format or Path(args.theirs).suffix.lower().lstrip(".")
+    fmt = options.format or Path(options.theirs).suffix.lower().lstrip(".")
     if fmt not in ("json", "csv"):
-        raise InputError(args.theirs, "cannot tell the format from the extension; give --format json or csv")
-    mapping = parse_mapping(args.map, tuple(dict.fromkeys(CONDITION_COLUMNS + ROLLOUT_COLUMNS)))
+        raise InputError(
+            options.theirs, "cannot tell the format from the extension; give --format json or csv"
+        )
+    mapping = parse_mapping(list(options.map), tuple(dict.fromkeys(CONDITION_COLUMNS + ROLLOUT_COLUMNS)))
     return CrosscheckRun(
         mode="theirs",
-        theirs=args.theirs,
-        input=input_options(args),
-        signature=signature_of(args),
+        theirs=options.theirs,
+        input=input_options(arguments),
+        signature=signed(arguments),
         format=fmt,
-        tolerance=args.tolerance,
+        tolerance=options.tolerance,
         mapping=mapping,
-        their_rollouts=args.their_rollouts,
-        bootstrap=settings_of(args),
-        paired=not args.unpaired,
-        as_json=args.json,
+        their_rollouts=options.their_rollouts,
+        bootstrap=resampling.settings,
+        paired=paired,
+        as_json=options.json,
     )
 
 
-def run(args: argparse.Namespace) -> int:
+def run(options: Options) -> int:
     from prefixexec.crosscheck_run import run as check
 
-    text, status = check(options(args))
-    stdout(args).write(text)
+    checked = run_options(options)
+    hinted: AbstractContextManager[None] = contextlib.nullcontext()
+    if checked.mode == "submissions":  # DETECT-HINT: the submissions' files
+        from prefixexec.pipeline import hint_input
+
+        hinted = hint_input(checked.input.adapter, checked.input.files)
+    with hinted:
+        text, status = check(checked)
+    options.stdout.write(text)
     return status

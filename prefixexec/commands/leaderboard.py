@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+import contextlib
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, TextIO
+
+import attrs
 
 from prefixexec.adapters import InputError
 from prefixexec.cli import (
@@ -16,6 +21,8 @@ from prefixexec.cli import (
 from prefixexec.submissions import SYSTEM_FROM
 
 if TYPE_CHECKING:
+    from prefixexec.kernel.passk import Convention
+    from prefixexec.options import AdapterArguments, EngineOptions, Resampling
     from prefixexec.ranking.run import LeaderboardRun
 
 NAME = "leaderboard"
@@ -24,6 +31,29 @@ NAME = "leaderboard"
 FORMATS = ("text", "md", "tex", "csv", "json")
 #: What ``--by`` names a system (the adapter option ``--by category`` keeps its meaning).
 SYSTEM_BY = ("condition", "model", "method")
+
+
+@attrs.frozen(slots=True)
+class Options:
+    """``leaderboard``'s arguments, typed (API-PIPELINE): the input (``arguments.by`` may name
+    what a system is, :data:`SYSTEM_BY`), the interval protocol, the engine, what is ranked and
+    where the table goes; :func:`run_options` checks them into a
+    :class:`~prefixexec.ranking.run.LeaderboardRun`."""
+
+    arguments: AdapterArguments
+    resampling: Resampling
+    engine: EngineOptions
+    stdout: TextIO
+    system_from: str = "submission"
+    metric: tuple[str, ...] | None = None
+    k: int | None = None
+    trials: Convention = "tau2"
+    shared_tasks: bool = False
+    format: str = "text"
+    json: bool = False
+    output: str | None = None
+    figure: tuple[str, ...] | None = None
+    quiet: bool = False
 
 
 def _metric_list(text: str) -> list[str]:
@@ -113,73 +143,91 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_quiet_option(p)
 
 
-def options(args: argparse.Namespace) -> LeaderboardRun:
-    """The command line's arguments as :class:`~prefixexec.ranking.run.LeaderboardRun`
-    (API-PIPELINE: the ``Namespace`` ends here), checked before any input is read."""
-    from prefixexec.cli import engine_options, input_options, resolve_adapter, settings_of, signature_of
+def run_options(options: Options) -> LeaderboardRun:
+    """The typed options as :class:`~prefixexec.ranking.run.LeaderboardRun`, checked before any
+    input is read: the submissions the paths name (LB-FOLDER) and the adapter of their files,
+    or the trajectory files' adapter detected as ``score`` detects it."""
+    from prefixexec.options import input_options, signature_of
+    from prefixexec.pipeline import detect
     from prefixexec.ranking import LeaderboardOptions
     from prefixexec.ranking.run import LeaderboardRun
     from prefixexec.submissions import discover, is_folder_input
 
+    arguments, resampling = options.arguments, options.resampling
     system_by = "condition"
-    if args.by in SYSTEM_BY:
-        system_by, args.by = args.by, None
+    if arguments.by in SYSTEM_BY:  # what a system is, not the ToolSandbox split (--by category)
+        system_by, arguments = arguments.by, attrs.evolve(arguments, by=None)
     submissions = None
-    system_from = args.system_from
-    args.system_from = system_from if system_from in ("pooled", "file") else None  # the adapter's (TAU-POOL)
-    if is_folder_input(args.files):
+    system_from = options.system_from
+    # pooled / file are the tau-bench adapter's (TAU-POOL, TAU-SYSTEM-FILE); the others name submissions
+    adapter_system = system_from if system_from in ("pooled", "file") else None
+    arguments = attrs.evolve(arguments, system_from=adapter_system)
+    if is_folder_input(arguments.files):
         if system_from == "pooled":
             raise InputError(
                 "--system-from", "pooled applies to tau-bench trajectory files, not to submission folders"
             )
-        args.system_from = None
-        submissions = discover(args.files)
-        for flag, given in (("--select", args.select), ("--engine dask", args.engine == "dask")):
+        arguments = attrs.evolve(arguments, system_from=None)
+        submissions = discover(arguments.files)
+        for flag, given in (
+            ("--select", arguments.select),
+            ("--engine dask", options.engine.engine == "dask"),
+        ):
             if given:
                 raise InputError(flag, "applies to trajectory files, not to submission folders")
         files = [f for s in submissions for f in s.files]
-        if args.adapter == "auto" and files:
+        if arguments.adapter == "auto" and files:
             from prefixexec.adapters.detect import resolve
 
-            args.adapter = resolve(files)[0]
-        elif args.adapter == "auto":
-            args.adapter = "taubench"  # no trajectories: only claims, listed as not checkable
+            arguments = attrs.evolve(arguments, adapter=resolve(files)[0])
+        elif arguments.adapter == "auto":
+            arguments = attrs.evolve(arguments, adapter="taubench")  # no trajectories: only claims
     else:
         if system_from not in ("submission", "pooled", "file"):
             raise InputError(
                 "--system-from", f"{system_from} applies to submission folders (give --by for files)"
             )
         system_from = "submission"
-        args.detect_in_command = False
-        resolve_adapter(args)
-    return LeaderboardRun(
-        input=input_options(args),
-        ranking=LeaderboardOptions(
-            by=system_by,
-            metrics=args.metric or LeaderboardOptions().metrics,
-            k=args.k,
-            trials=args.trials,
-            shared_tasks=args.shared_tasks,
-        ),
-        bootstrap=settings_of(args),
-        signature=signature_of(args),
-        engine=engine_options(args),
-        submissions=submissions,
-        system_from=system_from,
-        format="json" if args.json else args.format,
-        quiet=bool(args.quiet),
-    )
+        arguments = detect(arguments, options.quiet, options.engine.engine)
+    with _hinted(arguments.adapter, arguments.files, submissions):
+        return LeaderboardRun(
+            input=input_options(arguments),
+            ranking=LeaderboardOptions(
+                by=system_by,
+                metrics=options.metric or LeaderboardOptions().metrics,
+                k=options.k,
+                trials=options.trials,
+                shared_tasks=options.shared_tasks,
+            ),
+            bootstrap=resampling.settings,
+            signature=signature_of(arguments, resampling.bootstrap, resampling.seed, resampling.level),
+            engine=options.engine,
+            submissions=submissions,
+            system_from=system_from,
+            format="json" if options.json else options.format,
+            quiet=options.quiet,
+        )
 
 
-def run(args: argparse.Namespace) -> int:
+def _hinted(adapter: str, paths: Sequence[str], submissions: object) -> AbstractContextManager[None]:
+    """DETECT-HINT: with submission folders, an input error names the adapter found for their
+    files, the hint looking at the paths given; trajectory files are the command line's."""
+    if submissions is None:
+        return contextlib.nullcontext()
+    from prefixexec.pipeline import hint_input
+
+    return hint_input(adapter, paths)
+
+
+def run(options: Options) -> int:
     from pathlib import Path
 
     from prefixexec.adapters.files import check_outputs
-    from prefixexec.cli import _write
+    from prefixexec.pipeline import write_output
     from prefixexec.ranking.run import leaderboard, render
     from prefixexec.ttyprogress import Work
 
-    figures = list(args.figure or [])
+    figures = list(options.figure or ())
     check_outputs(figures)  # HOSTILE-OUTPUT-EARLY: before any input is read
     for path in figures:
         if Path(path).suffix.lower().lstrip(".") not in ("png", "svg", "pdf"):
@@ -188,9 +236,10 @@ def run(args: argparse.Namespace) -> int:
         from prefixexec.extras import require
 
         require("matplotlib", "--figure")
-    typed = options(args)
-    with Work(typed.quiet, "prefixexec leaderboard") as work:  # PROGRESS-TTY, PROGRESS-COUNT
-        work.phase("reading input", unit="rollouts")
+    typed = run_options(options)
+    hinted = _hinted(typed.input.adapter, options.arguments.files, typed.submissions)
+    with Work(typed.quiet, "prefixexec leaderboard") as work, hinted:
+        work.phase("reading input", unit="rollouts")  # PROGRESS-TTY, PROGRESS-COUNT
         document = leaderboard(typed, on_rows=work.advance, on_phase=work.phase)
     text = render(document, typed.format)
     rendered = {}
@@ -198,7 +247,7 @@ def run(args: argparse.Namespace) -> int:
         from prefixexec.ranking.figure import figure_bytes
 
         rendered = {path: figure_bytes(document, Path(path).suffix.lower().lstrip(".")) for path in figures}
-    _write(text, args.output, args)
+    write_output(text, options.output, options.stdout)
     for path, data in rendered.items():
         _write_bytes(path, data)
     return 0
