@@ -21,6 +21,7 @@ import contextlib
 import io
 import json
 import re
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -360,3 +361,34 @@ def test_pooled_runs_give_pass_k_over_every_run(tmp_path: Path, capsys: pytest.C
     assert (system["N"], system["trials"]["run"]) == (n, n) == (30, 30)
     assert Fraction(system["metrics"]["pass_hat_k"]["exact"]) == Fraction(comb(c, 3), comb(n, 3))
     capsys.readouterr()
+
+
+@pytest.mark.spec("TAU-SYSTEM-FILE", "LB-SYSTEM-FROM")
+def test_leaderboard_system_from_file_ranks_each_run_as_its_own_system(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """leaderboard shares the adapters' --system-from: on trajectory files, file keeps the three
+    runs apart (successes 5, 2 and 3 of 10: the raw rewards of 1.0, counted here), pooled (the
+    value given) is the default's one system, and a submission-folder value is refused."""
+    raw = [_raw(p) for p in GROK]
+    expected = {
+        f"xai/grok-3 / llm_agent@{p}": sum(s["reward_info"]["reward"] == 1.0 for s in run["simulations"])
+        for p, run in zip(GROK, raw, strict=True)
+    }
+    assert sorted(expected.values()) == [2, 3, 5]
+    argv = ["leaderboard", "--quiet", "--bootstrap", "0", "--format", "json"]
+    apart, pooled = tmp_path / "apart.json", tmp_path / "pooled.json"
+    assert main([*argv, "--system-from", "file", "--output", str(apart), *map(str, GROK)]) == 0
+    [dataset] = json.loads(apart.read_text())["datasets"]
+    found = {s["system"]: s for s in dataset["systems"]}
+    assert sorted(found) == sorted(expected)
+    for name, successes in expected.items():
+        assert found[name]["N"] == 10
+        assert Fraction(found[name]["metrics"]["success"]["exact"]) == Fraction(successes, 10)
+    assert main([*argv, "--system-from", "pooled", "--output", str(pooled), *map(str, GROK)]) == 0
+    [dataset] = json.loads(pooled.read_text())["datasets"]
+    assert [s["N"] for s in dataset["systems"]] == [30]
+    capsys.readouterr()
+    assert main([*argv, "--system-from", "folder", *map(str, GROK)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "--system-from" in err
