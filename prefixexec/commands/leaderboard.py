@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from prefixexec.cli import (
     add_adapter_options,
@@ -86,6 +87,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="PATH",
         help="also draw success against TER and AUC-PEC to PATH (.png, .svg or .pdf; repeatable)",
     )
+    p.add_argument(
+        "--site",
+        metavar="DIR",
+        help="also write a static page set to DIR: an index, a page per domain and per system (curves, "
+        "failing rollouts), the claims table; DIR is new, empty or an earlier site (spec/site.md)",
+    )
     add_engine_options(p)
     add_quiet_option(p)
 
@@ -95,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
 
     from prefixexec.adapters import InputError
     from prefixexec.adapters.files import check_outputs
-    from prefixexec.cli import _write, read_scored_input, settings_of, signature_of
+    from prefixexec.cli import _write, settings_of, signature_of
     from prefixexec.ranking import LeaderboardOptions, leaderboard_document
     from prefixexec.ranking.tables import WRITERS
     from prefixexec.scoring import dumps
@@ -120,9 +127,10 @@ def run(args: argparse.Namespace) -> int:
         trials=args.trials,
         shared_tasks=args.shared_tasks,
     )
+    site = _site_check(args.site)  # SITE-OVERWRITE: before any input is read
     with Work(args.quiet, "prefixexec leaderboard") as work:  # PROGRESS-TTY, PROGRESS-COUNT
         work.phase("reading input", unit="rollouts")
-        accumulators, _ = read_scored_input(args, on_rows=work.advance)
+        accumulators, rollouts = _read(args, work.advance, keep=site is not None)
         work.phase(f"ranking ({args.bootstrap} resamples)" if args.bootstrap else "ranking")
         document = leaderboard_document(accumulators, settings_of(args), options, str(signature_of(args)))
     fmt = "json" if args.json else args.format
@@ -135,7 +143,34 @@ def run(args: argparse.Namespace) -> int:
     _write(text, args.output, args)
     for path, data in rendered.items():
         _write_bytes(path, data)
+    if site is not None:  # SITE-PAGES: today's domains are the document's datasets
+        from prefixexec.site import domains_of, write_site
+
+        write_site(site, domains_of(document, rollouts))
     return 0
+
+
+def _site_check(site: str | None) -> str | None:
+    if site is None:
+        return None
+    from prefixexec.extras import require
+    from prefixexec.site import check_site_folder
+
+    require("matplotlib", "--site")
+    check_site_folder(site)
+    return site
+
+
+def _read(args: argparse.Namespace, on_rows: Any, keep: bool) -> Any:
+    """The input's accumulators, and its rollouts when ``keep`` (``--site`` lists them)."""
+    import attrs
+
+    from prefixexec.cli import engine_options, input_options, read_scored_input
+    from prefixexec.pipeline import read
+
+    if not keep:
+        return read_scored_input(args, on_rows=on_rows)
+    return read(attrs.evolve(input_options(args), keep=True), engine_options(args), None, on_rows)
 
 
 def _write_bytes(path: str, data: bytes) -> None:
