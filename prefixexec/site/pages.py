@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from html import escape
 
-from prefixexec.adapters.text import printable
+from prefixexec.adapters.text import printable, printable_lines
 from prefixexec.explain import call_text
 from prefixexec.kernel import Rollout
 from prefixexec.numbers import count, number
@@ -66,6 +66,12 @@ def page(title: str, body: Sequence[str], nav: Sequence[tuple[str, str]] = ()) -
 def _text(value: object) -> str:
     """Text from the input, safe in HTML (HOSTILE-CONTROL)."""
     return escape(printable(str(value)))
+
+
+def _lines(value: str) -> str:
+    """A text of several lines (a reason), its line breaks kept (shown by ``pre-wrap``), every
+    other control character escaped (HOSTILE-CONTROL)."""
+    return escape(printable_lines(value.expandtabs()))
 
 
 def domain_page(d: int) -> str:
@@ -199,7 +205,7 @@ def _failing(rollouts: Sequence[Rollout]) -> str:
         rows.append(
             f'<tr><td>{_text(r.task_id)}</td><td class="num">{r.trial}</td><td class="num">{o.fed}</td>'
             f'<td class="num">{o.T}</td><td class="call">{_text(call)}</td><td>{_text(label)}</td>'
-            f'<td class="reason">{_text(o.reason or "")}</td><td>{"yes" if r.success else "no"}</td></tr>'
+            f'<td class="reason">{_lines(o.reason or "")}</td><td>{"yes" if r.success else "no"}</td></tr>'
         )
     caption = (
         f"Failing rollouts: {len(failing)} of {count(len(rollouts), 'rollout')} "

@@ -1,0 +1,206 @@
+"""``leaderboard --site DIR``: a static site from real tau2 submissions, checked in headless
+Chromium (spec/site.md, SITE-*).
+
+Needs Debian's `chromium` and `chromium-driver` (tests/run.sh installs both), as
+tests/test_report_drill.py, whose browser fixture this module uses. Real data: three tau2-bench
+airline submissions and the two retail runs of tau2's gym split (tests/data/real/tau2-leaderboard);
+the failing counts are the independent counts of tests/test_leaderboard.py's ``tau2_counts``
+(simulations minus fully executable ones), pinned there against the raw files.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+import pytest
+from test_leaderboard import AIRLINE, RETAIL_GYM, tau2_counts
+from test_report_drill import browser  # noqa: F401  # the shared Chromium fixture
+
+import prefixexec
+from prefixexec.cli import main
+from prefixexec.site import ClaimRow, DomainBoard, write_site
+
+FILES = [*AIRLINE, *RETAIL_GYM]
+
+#: Text boxes of a page that overlap (1 px of slack): every text node's client rectangles,
+#: compared pairwise after a sweep over x. Returns the first few overlapping pairs.
+OVERLAPS_JS = """
+var rects = [];
+var walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+var node, n = 0;
+while ((node = walker.nextNode())) {
+  if (!node.textContent.trim()) { continue; }
+  var range = document.createRange();
+  range.selectNodeContents(node);
+  Array.from(range.getClientRects()).forEach(function (r) {
+    if (r.width > 0 && r.height > 0) {
+      rects.push({id: n, x0: r.left + window.scrollX, x1: r.right + window.scrollX,
+                  y0: r.top + window.scrollY, y1: r.bottom + window.scrollY, text: node.textContent.slice(0, 40)});
+    }
+  });
+  n += 1;
+}
+rects.sort(function (a, b) { return a.y0 - b.y0; });
+var found = [];
+for (var i = 0; i < rects.length && found.length < 5; i++) {
+  for (var j = i + 1; j < rects.length && rects[j].y0 < rects[i].y1 - 1; j++) {
+    var a = rects[i], b = rects[j];
+    if (a.id !== b.id && a.x0 < b.x1 - 1 && b.x0 < a.x1 - 1 && a.y0 < b.y1 - 1 && b.y0 < a.y1 - 1) {
+      found.push(a.text + ' / ' + b.text);
+    }
+  }
+}
+return found;
+"""
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("site") / "s"
+    argv = ["leaderboard", *map(str, FILES), "--bootstrap", "200", "--site", str(out), "--quiet"]
+    assert main([*argv, "--output", str(out.parent / "board.md"), "--format", "md"]) == 0
+    return out
+
+
+def pages(site: Path) -> list[Path]:
+    return sorted(site.glob("*.html"))
+
+
+@pytest.mark.spec("SITE-PAGES", "SITE-STATIC")
+def test_the_site_has_its_pages(site: Path) -> None:
+    manifest = json.loads((site / "site.json").read_text(encoding="utf-8"))
+    assert manifest["format"] == "prefixexec-site" and sorted(manifest["files"]) == sorted(
+        p.name for p in site.iterdir()
+    )
+    # two domains (tau-bench/airline: 3 systems, tau-bench/retail: 2): index, claims, 2 domain
+    # pages, 5 system pages and their 5 figures, site.json
+    names = {p.name for p in site.iterdir()}
+    assert names == {
+        "index.html",
+        "claims.html",
+        "domain-1.html",
+        "domain-2.html",
+        *(f"system-1-{s}.{ext}" for s in (1, 2, 3) for ext in ("html", "svg")),
+        *(f"system-2-{s}.{ext}" for s in (1, 2) for ext in ("html", "svg")),
+        "site.json",
+    }
+    for page in pages(site):
+        text = page.read_text(encoding="utf-8")
+        assert "<script" not in text and "url(" not in text and "@import" not in text, page.name
+        targets = re.findall(r'(?:href|src)="([^"]*)"', text)
+        assert targets and all(re.fullmatch(r"[a-z0-9-]+\.(html|svg)", t) for t in targets), page.name
+    index = (site / "index.html").read_text(encoding="utf-8")
+    assert "tau-bench/airline" in index and "tau-bench/retail" in index
+
+
+@pytest.mark.spec("SITE-NUMBERS")
+def test_domain_cells_are_the_leaderboards_cells(site: Path) -> None:
+    md = (site.parent / "board.md").read_text(encoding="utf-8")
+    page = (site / "domain-1.html").read_text(encoding="utf-8")
+    # The Markdown's systems table of the first dataset: every value cell is on the page.
+    rows = [line for line in md.splitlines() if line.startswith("| claude-sonnet-4-5 / llm_agent")]
+    assert rows
+    cells = [c.strip() for c in rows[0].strip("|").split("|")][2:]
+    assert cells and all(f'<td class="num">{c}</td>' in page for c in cells)
+
+
+@pytest.mark.spec("SITE-FAILING")
+def test_each_system_page_lists_its_failing_rollouts(site: Path) -> None:
+    doc = prefixexec.leaderboard(FILES, bootstrap=0).document
+    expected: dict[str, int] = {}
+    names = {
+        AIRLINE[0].name: "claude-sonnet-4-5 / llm_agent",
+        AIRLINE[1].name: "openai/gpt-oss-120b / langchain_agent",
+        AIRLINE[2].name: "gpt-4.1-mini-2025-04-14 / llm_agent",
+        RETAIL_GYM[0].name: "gpt-4.1 / llm_agent",
+        RETAIL_GYM[1].name: "ft:gpt-4.1-2025-04-14:sierra:tau2-full-sft:BzrYdMNm / llm_agent",
+    }
+    for path in FILES:
+        n, _, executable = tau2_counts(path)  # independent count from the raw file
+        expected[names[path.name]] = n - executable
+    seen = {}
+    for d, ds in enumerate(doc["datasets"], start=1):
+        for s, entry in enumerate(ds["systems"], start=1):
+            page = (site / f"system-{d}-{s}.html").read_text(encoding="utf-8")
+            body = page.split('<table class="failing">', 1)[1]
+            seen[entry["system"]] = body.count("<tr><td>")
+            assert f"Failing rollouts: {seen[entry['system']]} of {entry['N']} rollouts" in page
+    assert seen == expected  # airline 1, 8, 4; retail 8, 17
+
+
+@pytest.mark.spec("SITE-STATIC", "SITE-LAYOUT")
+@pytest.mark.parametrize("width", [1400, 390])
+def test_pages_in_chromium(site: Path, browser: Any, width: int) -> None:  # noqa: F811
+    from selenium.webdriver.common.by import By
+
+    browser.set_window_size(width, 900)
+    try:
+        for page in pages(site):
+            browser.get(page.as_uri())
+            inner = browser.execute_script("return window.innerWidth")
+            assert abs(inner - width) <= 20, (page.name, inner)  # the window is that wide
+            scroll = browser.execute_script("return document.scrollingElement.scrollWidth")
+            assert scroll <= inner, f"{page.name} scrolls sideways at {width} px: {scroll} > {inner}"
+            assert browser.execute_script(OVERLAPS_JS) == [], page.name
+            for link in browser.find_elements(By.CSS_SELECTOR, "a[href]"):
+                href = link.get_attribute("href")
+                url = urlparse(href)
+                assert url.scheme == "file", (page.name, href)  # relative links, resolved to files
+                assert Path(unquote(url.path)).is_file(), (page.name, href)
+            for image in browser.find_elements(By.TAG_NAME, "img"):
+                loaded = browser.execute_script(
+                    "return arguments[0].complete && arguments[0].naturalWidth", image
+                )
+                assert loaded and loaded > 0, (page.name, image.get_attribute("src"))
+    finally:
+        browser.set_window_size(1400, 1000)
+
+
+@pytest.mark.spec("SITE-OVERWRITE")
+def test_what_the_site_folder_may_be(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    files = [str(p) for p in AIRLINE]
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "notes.txt").write_text("mine\n", encoding="utf-8")
+    code = main(["leaderboard", *files, "--site", str(busy), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "is not empty and is not a site an earlier --site wrote" in err
+    assert sorted(p.name for p in busy.iterdir()) == ["notes.txt"]
+    code = main(["leaderboard", files[0], "--site", files[0], "--quiet"])
+    assert code == 2 and "refusing to overwrite an input" in capsys.readouterr().err
+    plain = tmp_path / "plain.txt"
+    plain.write_text("mine\n", encoding="utf-8")
+    code = main(["leaderboard", files[0], "--site", str(plain), "--quiet"])
+    assert code == 2 and "exists and is not a directory" in capsys.readouterr().err
+    assert plain.read_text(encoding="utf-8") == "mine\n"
+    # An earlier site is rewritten; what it wrote and the new one does not is removed.
+    out = tmp_path / "site"
+    assert main(["leaderboard", *files, "--site", str(out), "--quiet"]) == 0
+    assert (out / "system-1-3.html").is_file()
+    (out / "keep.txt").write_text("mine\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["leaderboard", *files[:2], "--site", str(out), "--quiet"]) == 0
+    assert not (out / "system-1-3.html").exists() and not (out / "system-1-3.svg").exists()
+    assert (out / "system-1-2.html").is_file() and (out / "keep.txt").read_text(encoding="utf-8") == "mine\n"
+
+
+@pytest.mark.spec("SITE-PAGES", "SITE-NUMBERS")
+def test_write_site_takes_claims(tmp_path: Path) -> None:
+    doc = prefixexec.leaderboard(AIRLINE[:2], bootstrap=0).document
+    rollouts = prefixexec.read("auto", AIRLINE[:2])
+    from prefixexec.site import domains_of
+
+    domains = domains_of(doc, rollouts)
+    assert [d.name for d in domains] == ["tau-bench/airline"] and isinstance(domains[0], DomainBoard)
+    claims = [ClaimRow("claude-sonnet-4-5", "airline", "pass^1", "0.72", "18/25", "agrees")]
+    names = write_site(tmp_path / "s", domains, claims)
+    assert names[0] == "index.html"
+    page = (tmp_path / "s" / "claims.html").read_text(encoding="utf-8")
+    # 18/25 = 0.72 exactly, printed half up to two decimals by prefixexec.numbers
+    assert re.search(r'<td class="num">0\.72</td><td class="num">0\.72</td><td>agrees</td>', page)
+    with pytest.raises(ValueError, match="'board' must be a leaderboard document's dataset entry"):
+        DomainBoard("x", {"systems": []}, {}, {})
