@@ -39,7 +39,8 @@ while ((node = walker.nextNode())) {
   Array.from(range.getClientRects()).forEach(function (r) {
     if (r.width > 0 && r.height > 0) {
       rects.push({id: n, x0: r.left + window.scrollX, x1: r.right + window.scrollX,
-                  y0: r.top + window.scrollY, y1: r.bottom + window.scrollY, text: node.textContent.slice(0, 40)});
+                  y0: r.top + window.scrollY, y1: r.bottom + window.scrollY,
+                  text: node.textContent.slice(0, 40)});
     }
   });
   n += 1;

@@ -90,7 +90,7 @@ MARKER_HALF = 3.5
 
 
 def _overlaps(a: Bbox, b: Bbox) -> bool:
-    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+    return bool(a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1)
 
 
 def _label_points(fig: Figure, ax: Axes, systems: Sequence[Mapping[str, Any]], x_metric: str) -> int:
