@@ -24,7 +24,7 @@ from prefixexec.ranking.tables import (
     rank_with_ci,
 )
 
-from . import ClaimRow, DomainBoard
+from .model import ClaimRow, DomainBoard
 
 STYLE = """
 *, *::before, *::after { box-sizing: border-box; }
