@@ -205,3 +205,34 @@ def test_write_site_takes_claims(tmp_path: Path) -> None:
     assert re.search(r'<td class="num">0\.72</td><td class="num">0\.72</td><td>agrees</td>', page)
     with pytest.raises(ValueError, match="'board' must be a leaderboard document's dataset entry"):
         DomainBoard("x", {"systems": []}, {}, {})
+
+
+@pytest.mark.spec("SITE-STATIC", "SITE-PAGES")
+def test_names_from_the_input_are_text(tmp_path: Path) -> None:
+    # A system named with markup and a control character: shown escaped, never as markup, and
+    # never in a file name.
+    from prefixexec.kernel import ConditionKey, Outcome, Rollout
+    from prefixexec.kernel.accumulator import AccumulatorSet
+    from prefixexec.ranking import LeaderboardOptions, leaderboard_document
+    from prefixexec.site import domains_of
+
+    name = '<img src="http://x/y.png">\x1b[31m'
+    rollouts = [
+        Rollout(ConditionKey("d<b>", name, "m"), f"t{t}", 0, Outcome(T=2, fed=2 if t % 2 else 3), t % 3 == 0)
+        for t in range(6)
+    ]
+    doc = leaderboard_document(AccumulatorSet.from_rollouts(rollouts), None, LeaderboardOptions(), "sig")
+    names = write_site(tmp_path / "s", domains_of(doc, rollouts))
+    assert all(re.fullmatch(r"[a-z0-9-]+\.(html|svg)", n) for n in names)
+    for n in names:
+        text = (tmp_path / "s" / n).read_text(encoding="utf-8")
+        assert "<img src=\"http" not in text and "\x1b" not in text and "<b>" not in text
+    page = (tmp_path / "s" / "system-1-1.html").read_text(encoding="utf-8")
+    assert "&lt;img src=&quot;http://x/y.png&quot;&gt;\\x1b[31m" in page
+
+
+@pytest.mark.spec("SITE-PAGES")
+def test_the_site_needs_the_rollouts_here(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["leaderboard", str(AIRLINE[0]), "--engine", "dask", "--site", str(tmp_path / "s"), "--quiet"])
+    assert code == 2 and "--site: cannot be combined with --engine dask" in capsys.readouterr().err
+    assert not (tmp_path / "s").exists()

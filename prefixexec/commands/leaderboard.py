@@ -127,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
         trials=args.trials,
         shared_tasks=args.shared_tasks,
     )
-    site = _site_check(args.site)  # SITE-OVERWRITE: before any input is read
+    site = _site_check(args)  # SITE-OVERWRITE: before any input is read
     with Work(args.quiet, "prefixexec leaderboard") as work:  # PROGRESS-TTY, PROGRESS-COUNT
         work.phase("reading input", unit="rollouts")
         accumulators, rollouts = _read(args, work.advance, keep=site is not None)
@@ -150,12 +150,16 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _site_check(site: str | None) -> str | None:
+def _site_check(args: argparse.Namespace) -> str | None:
+    site: str | None = args.site
     if site is None:
         return None
+    from prefixexec.adapters import InputError
     from prefixexec.extras import require
     from prefixexec.site import check_site_folder
 
+    if getattr(args, "engine", "local") == "dask":
+        raise InputError("--site", "cannot be combined with --engine dask (the site lists every rollout, read here)")
     require("matplotlib", "--site")
     check_site_folder(site)
     return site
