@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from prefixexec.cli import (
     add_adapter_options,
@@ -106,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
     from prefixexec.ranking import LeaderboardOptions, leaderboard_document
     from prefixexec.ranking.tables import WRITERS
     from prefixexec.scoring import dumps
+    from prefixexec.site.command import read_for_site, site_folder, write_leaderboard_site
     from prefixexec.ttyprogress import Work
 
     system_by = "condition"
@@ -127,10 +127,10 @@ def run(args: argparse.Namespace) -> int:
         trials=args.trials,
         shared_tasks=args.shared_tasks,
     )
-    site = _site_check(args)  # SITE-OVERWRITE: before any input is read
+    site = site_folder(args)  # SITE-OVERWRITE: before any input is read
     with Work(args.quiet, "prefixexec leaderboard") as work:  # PROGRESS-TTY, PROGRESS-COUNT
         work.phase("reading input", unit="rollouts")
-        accumulators, rollouts = _read(args, work.advance, keep=site is not None)
+        accumulators, rollouts = read_for_site(args, work.advance, site)
         work.phase(f"ranking ({args.bootstrap} resamples)" if args.bootstrap else "ranking")
         document = leaderboard_document(accumulators, settings_of(args), options, str(signature_of(args)))
     fmt = "json" if args.json else args.format
@@ -143,38 +143,8 @@ def run(args: argparse.Namespace) -> int:
     _write(text, args.output, args)
     for path, data in rendered.items():
         _write_bytes(path, data)
-    if site is not None:  # SITE-PAGES: today's domains are the document's datasets
-        from prefixexec.site import domains_of, write_site
-
-        write_site(site, domains_of(document, rollouts))
+    write_leaderboard_site(site, document, rollouts)  # SITE-PAGES: a domain is a dataset today
     return 0
-
-
-def _site_check(args: argparse.Namespace) -> str | None:
-    site: str | None = args.site
-    if site is None:
-        return None
-    from prefixexec.adapters import InputError
-    from prefixexec.extras import require
-    from prefixexec.site import check_site_folder
-
-    if getattr(args, "engine", "local") == "dask":
-        raise InputError("--site", "cannot be combined with --engine dask (the site lists every rollout, read here)")
-    require("matplotlib", "--site")
-    check_site_folder(site)
-    return site
-
-
-def _read(args: argparse.Namespace, on_rows: Any, keep: bool) -> Any:
-    """The input's accumulators, and its rollouts when ``keep`` (``--site`` lists them)."""
-    import attrs
-
-    from prefixexec.cli import engine_options, input_options, read_scored_input
-    from prefixexec.pipeline import read
-
-    if not keep:
-        return read_scored_input(args, on_rows=on_rows)
-    return read(attrs.evolve(input_options(args), keep=True), engine_options(args), None, on_rows)
 
 
 def _write_bytes(path: str, data: bytes) -> None:
