@@ -233,6 +233,31 @@ def test_names_from_the_input_are_text(tmp_path: Path) -> None:
 
 @pytest.mark.spec("SITE-PAGES")
 def test_the_site_needs_the_rollouts_here(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["leaderboard", str(AIRLINE[0]), "--engine", "dask", "--site", str(tmp_path / "s"), "--quiet"])
+    site = str(tmp_path / "s")
+    code = main(["leaderboard", str(AIRLINE[0]), "--engine", "dask", "--site", site, "--quiet"])
     assert code == 2 and "--site: cannot be combined with --engine dask" in capsys.readouterr().err
     assert not (tmp_path / "s").exists()
+
+
+@pytest.mark.spec("SITE-FAILING", "OUT-EXPLAIN-SUCCESS")
+def test_a_bfcl_site_says_why_executable_entries_failed(tmp_path: Path) -> None:
+    # glyphh-ada-1.1's real multi_turn_base run: the entries whose every call ran yet that BFCL's
+    # score file lists as invalid (tests/test_explain_success.py checks each reason against it).
+    from conftest import REAL, real_text
+
+    result = REAL / "bfcl-glyphh-ada" / "result" / "glyphh-ada-1.1" / "multi_turn"
+    score = REAL / "bfcl-glyphh-ada" / "score" / "glyphh-ada-1.1" / "multi_turn"
+    invalid = {
+        json.loads(line)["id"]
+        for line in real_text(score / "BFCL_v4_multi_turn_base_score.json.zst").splitlines()[1:]
+    }
+    out = tmp_path / "s"
+    argv = ["leaderboard", "--adapter", "bfcl", str(result / "BFCL_v4_multi_turn_base_result.json")]
+    assert main([*argv, "--site", str(out), "--quiet"]) == 0
+    page = (out / "system-1-1.html").read_text(encoding="utf-8")
+    table = page.split('<table class="failing unsuccessful">', 1)[1].split("</table>", 1)[0]
+    tasks = re.findall(r"<tr><td>(multi_turn_base_\d+)</td>", table)
+    rows = prefixexec.explain(str(result / "BFCL_v4_multi_turn_base_result.json"), adapter="bfcl").document
+    expected = {r["task_id"] for r in rows if r["executable"] and not r["success"]}
+    assert set(tasks) == expected and expected <= invalid and len(tasks) == 31
+    assert "instance_state_mismatch: turn " in table and "execution_response_mismatch: turn " in table

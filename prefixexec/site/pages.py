@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 
 from prefixexec.adapters.text import printable, printable_lines
-from prefixexec.explain import call_text
+from prefixexec.explain import call_text, success_check
 from prefixexec.kernel import Rollout
 from prefixexec.numbers import count, number
 from prefixexec.ranking.tables import (
@@ -211,9 +211,36 @@ def _failing(rollouts: Sequence[Rollout]) -> str:
         f"Failing rollouts: {len(failing)} of {count(len(rollouts), 'rollout')} "
         "(the first non-executable action a_FED, its label and reason, as prefixexec explain shows them)"
     )
-    return (
+    table = (
         f'<div class="table"><table class="failing"><caption>{_text(caption)}</caption>'
         f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+    )
+    return table + _unsuccessful(rollouts)
+
+
+def _unsuccessful(rollouts: Sequence[Rollout]) -> str:
+    """SITE-FAILING: the rollouts whose every call ran but that failed the benchmark's own check,
+    with its reason (OUT-EXPLAIN-SUCCESS), where the adapter ran that check."""
+    found = [
+        (r, check)
+        for r in sorted(rollouts, key=lambda r: (r.task_id, r.trial))
+        if r.outcome.fully_executable and (check := success_check(r)) is not None
+    ]
+    if not found:
+        return ""
+    head = "".join(f'<th scope="col">{h}</th>' for h in ("task", "trial", "T", "why not a success"))
+    rows = "".join(
+        f'<tr><td>{_text(r.task_id)}</td><td class="num">{r.trial}</td><td class="num">{r.outcome.T}</td>'
+        f'<td class="reason">{_lines(check)}</td></tr>'
+        for r, check in found
+    )
+    caption = (
+        f"Fully executable but not a success: {len(found)} (the benchmark's own check that failed, "
+        "as prefixexec explain shows it)"
+    )
+    return (
+        f'<div class="table"><table class="failing unsuccessful"><caption>{_text(caption)}</caption>'
+        f"<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>"
     )
 
 
