@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from prefixexec.kernel import Rollout
 from prefixexec.kernel.estimators import pec_curve
@@ -66,6 +67,8 @@ def system_curves(entry: Mapping[str, Any], k: int, rollouts: Sequence[Rollout] 
                 label=name,
             )
     right.axvline(k, color="#999999", linewidth=0.6, linestyle="--")
+    most = max((len(entry.get("curves", {}).get(key) or []) for key, _ in CURVES), default=1)
+    right.set_xlim(0.5, max(most, 1) + 0.5)
     right.set_ylim(-0.02, 1.02)
     right.set_xlabel("k (trials)", fontsize=8)
     right.set_ylabel("share of tasks", fontsize=8)
@@ -75,5 +78,5 @@ def system_curves(entry: Mapping[str, Any], k: int, rollouts: Sequence[Rollout] 
     for ax in (left, right):
         ax.tick_params(labelsize=7)
         ax.grid(linewidth=0.3, color="#dddddd")
-        ax.xaxis.get_major_locator().set_params(integer=True)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
     return fig

@@ -8,6 +8,7 @@ escapes, then HTML-escaped).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from html import escape
 
@@ -29,7 +30,7 @@ from .model import ClaimRow, DomainBoard
 STYLE = """
 *, *::before, *::after { box-sizing: border-box; }
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1.5em auto; max-width: 80em;
-       color: #222; line-height: 1.4; padding: 0 1em; overflow-wrap: anywhere; }
+       color: #222; line-height: 1.4; padding: 0 1em; overflow-wrap: break-word; }
 h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
 nav { font-size: 0.9em; margin-bottom: 1em; } nav a { margin-right: 1em; }
 div.table { overflow-x: auto; max-width: 100%; margin: 0.5em 0 1.2em; }
@@ -40,6 +41,7 @@ table.numbers th, table.numbers td { white-space: nowrap; }
 thead th { border-top: 2px solid #222; border-bottom: 1px solid #222; }
 tbody tr:last-child td { border-bottom: 2px solid #222; }
 td.num { text-align: right; }
+table.failing th, table.failing td { white-space: nowrap; }
 table.failing td.call, table.failing td.reason { white-space: pre-wrap; overflow-wrap: anywhere;
        font-family: ui-monospace, monospace; font-size: 0.85em; min-width: 12em; }
 table.failing td.reason { min-width: 16em; }
@@ -160,15 +162,11 @@ def _system(d: int, s: int, dom: DomainBoard, figure: str | None) -> bytes:
         )
         for m in board["shown"]
     )
-    ranks = Table(
-        f"{entry['system']} in {dataset_title(board, dom.settings)}",
-        ("metric", "value [interval]", "rank [rank interval]"),
-        (
-            ("success", metric_cell(entry["metrics"]["success"]), rank_with_ci(entry["metrics"]["success"])),
-            *rows,
-        ),
-    )
-    body = [html_table(ranks)]
+    if "success" not in board["shown"]:
+        success = entry["metrics"]["success"]
+        rows = (("success", metric_cell(success), rank_with_ci(success)), *rows)
+    ranks = Table("values and ranks", ("metric", "value [interval]", "rank [rank interval]"), rows)
+    body = [f'<p class="caption">{_text(dataset_title(board, dom.settings))}</p>', html_table(ranks)]
     rollouts = dom.rollouts.get(entry["system"])
     if figure is not None:
         body.append(
@@ -185,6 +183,12 @@ def _system(d: int, s: int, dom: DomainBoard, figure: str | None) -> bytes:
     return page(f"{dom.name}: {entry['system']}", body, nav)
 
 
+def _order(rollout: Rollout) -> tuple[tuple[tuple[int, int | str], ...], int]:
+    """Task ids in natural order (``7`` before ``43``, ``base_9`` before ``base_10``), then trials."""
+    parts = re.split(r"(\d+)", rollout.task_id)
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in parts if p), rollout.trial
+
+
 def _failing(rollouts: Sequence[Rollout]) -> str:
     """SITE-FAILING: every non-executable rollout, as ``explain`` shows its first failure."""
     failing = [r for r in rollouts if not r.outcome.fully_executable]
@@ -193,7 +197,7 @@ def _failing(rollouts: Sequence[Rollout]) -> str:
         for h in ("task", "trial", "FED", "T", "failed call", "label", "reason", "success")
     )
     rows = []
-    for r in sorted(failing, key=lambda r: (r.task_id, r.trial)):
+    for r in sorted(failing, key=_order):
         o = r.outcome
         if o.actions:
             texts = r.meta.get("action_texts")
@@ -223,7 +227,7 @@ def _unsuccessful(rollouts: Sequence[Rollout]) -> str:
     with its reason (OUT-EXPLAIN-SUCCESS), where the adapter ran that check."""
     found = [
         (r, check)
-        for r in sorted(rollouts, key=lambda r: (r.task_id, r.trial))
+        for r in sorted(rollouts, key=_order)
         if r.outcome.fully_executable and (check := success_check(r)) is not None
     ]
     if not found:
