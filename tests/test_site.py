@@ -59,6 +59,14 @@ return found;
 """
 
 
+#: Titles, headings, captions and links of the navigation that the window's edge cuts.
+CUT_JS = """
+return Array.from(document.querySelectorAll('caption, p.table-title, p.caption, h1, h2, nav a')).filter(function (t) {
+  var r = t.getBoundingClientRect(); return r.left < 0 || r.right > window.innerWidth;
+}).map(function (t) { return t.textContent.slice(0, 60); });
+"""
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("site") / "s"
@@ -147,6 +155,7 @@ def test_pages_in_chromium(site: Path, browser: Any, width: int) -> None:  # noq
             scroll = browser.execute_script("return document.scrollingElement.scrollWidth")
             assert scroll <= inner, f"{page.name} scrolls sideways at {width} px: {scroll} > {inner}"
             assert browser.execute_script(OVERLAPS_JS) == [], page.name
+            assert browser.execute_script(CUT_JS) == [], page.name  # no title cut by the window
             for link in browser.find_elements(By.CSS_SELECTOR, "a[href]"):
                 href = link.get_attribute("href")
                 url = urlparse(href)

@@ -35,7 +35,7 @@ h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
 nav { font-size: 0.9em; margin-bottom: 1em; } nav a { margin-right: 1em; }
 div.table { overflow-x: auto; max-width: 100%; margin: 0.5em 0 1.2em; }
 table { border-collapse: collapse; font-size: 0.9em; }
-caption { text-align: left; font-weight: bold; padding: 0.3em 0; caption-side: top; }
+p.table-title { font-weight: bold; margin: 1em 0 0.3em; }
 th, td { padding: 0.25em 0.7em; text-align: left; vertical-align: top; }
 table.numbers th, table.numbers td { white-space: nowrap; }
 thead th { border-top: 2px solid #222; border-bottom: 1px solid #222; }
@@ -100,7 +100,7 @@ def html_table(table: Table, cls: str = "numbers", links: Mapping[str, str] | No
         cells = [f"<td>{first}</td>", *(f'<td class="num">{_text(c)}</td>' for c in row[1:])]
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return (
-        f'<div class="table"><table class="{cls}"><caption>{_text(table.title)}</caption>'
+        f'<p class="table-title">{_text(table.title)}</p><div class="table"><table class="{cls}">'
         f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
     )
 
@@ -122,7 +122,7 @@ def _index(domains: Sequence[DomainBoard], claims: Sequence[ClaimRow] | None) ->
             f"<td>{lead}</td></tr>"
         )
     table = (
-        '<div class="table"><table class="numbers"><caption>Domains</caption><thead><tr>'
+        '<p class="table-title">Domains</p><div class="table"><table class="numbers"><thead><tr>'
         '<th scope="col">domain</th><th scope="col">systems</th><th scope="col">tasks</th>'
         '<th scope="col">highest success [interval]</th></tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></div>"
@@ -216,7 +216,7 @@ def _failing(rollouts: Sequence[Rollout]) -> str:
         "(the first non-executable action a_FED, its label and reason, as prefixexec explain shows them)"
     )
     table = (
-        f'<div class="table"><table class="failing"><caption>{_text(caption)}</caption>'
+        f'<p class="table-title">{_text(caption)}</p><div class="table"><table class="failing">'
         f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
     )
     return table + _unsuccessful(rollouts)
@@ -243,7 +243,7 @@ def _unsuccessful(rollouts: Sequence[Rollout]) -> str:
         "as prefixexec explain shows it)"
     )
     return (
-        f'<div class="table"><table class="failing unsuccessful"><caption>{_text(caption)}</caption>'
+        f'<p class="table-title">{_text(caption)}</p><div class="table"><table class="failing unsuccessful">'
         f"<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>"
     )
 
@@ -266,7 +266,7 @@ def _claims(claims: Sequence[ClaimRow] | None) -> bytes:
         for c in claims
     ]
     table = (
-        '<div class="table"><table class="claims"><caption>Claimed against recomputed</caption>'
+        '<p class="table-title">Claimed against recomputed</p><div class="table"><table class="claims">'
         f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
     )
     return page("Claims", [table], [("index.html", "all domains")])
