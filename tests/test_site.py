@@ -61,7 +61,8 @@ return found;
 
 #: Titles, headings, captions and links of the navigation that the window's edge cuts.
 CUT_JS = """
-return Array.from(document.querySelectorAll('caption, p.table-title, p.caption, h1, h2, nav a')).filter(function (t) {
+var shown = document.querySelectorAll('caption, p.table-title, p.caption, h1, h2, nav a');
+return Array.from(shown).filter(function (t) {
   var r = t.getBoundingClientRect(); return r.left < 0 || r.right > window.innerWidth;
 }).map(function (t) { return t.textContent.slice(0, 60); });
 """
