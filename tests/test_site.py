@@ -271,3 +271,17 @@ def test_a_bfcl_site_says_why_executable_entries_failed(tmp_path: Path) -> None:
     expected = {r["task_id"] for r in rows if r["executable"] and not r["success"]}
     assert set(tasks) == expected and expected <= invalid and len(tasks) == 31
     assert "instance_state_mismatch: turn " in table and "execution_response_mismatch: turn " in table
+
+
+@pytest.mark.spec("SITE-PAGES", "LB-API")
+def test_the_python_function_writes_the_site(tmp_path: Path) -> None:
+    result = prefixexec.leaderboard(AIRLINE[:1], bootstrap=0, site=tmp_path / "s")
+    assert result.ok and result.document["datasets"][0]["systems"][0]["N"] == 50
+    assert sorted(p.name for p in (tmp_path / "s").iterdir()) == [
+        "claims.html",
+        "domain-1.html",
+        "index.html",
+        "site.json",
+        "system-1-1.html",
+        "system-1-1.svg",
+    ]
