@@ -136,7 +136,7 @@ OPTIONS = [
 ]
 
 
-@pytest.mark.spec("REP-FIG-SIZE", "REP-LABELS-FIG", "REP-ELIG-FIG")
+@pytest.mark.spec("REP-FIG-SIZE", "REP-LABELS-FIG", "REP-ELIG-FIG", "FIG-NO-OVERLAP")
 @pytest.mark.parametrize("name", sorted(FIGURES))
 @pytest.mark.parametrize(
     "options", OPTIONS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "default"
