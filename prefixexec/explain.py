@@ -74,7 +74,18 @@ def explanation(rollout: Rollout) -> dict[str, Any]:
                 step["rejection"] = {key: found[key] for key in _REJECTION_KEYS}
         steps.append(step)
     out["actions"] = steps if outcome.actions else None
+    out["success_check"] = success_check(rollout)
     return out
+
+
+def success_check(rollout: Rollout) -> str | None:
+    """OUT-EXPLAIN-SUCCESS: why an unsuccessful rollout failed the benchmark's own success check,
+    where the adapter ran that check (BFCL: BFCL's multi-turn checker, BFCL-SUCCESS: the check
+    that failed and at which turn, counted from 1, BFCL-TURNS); ``None`` otherwise."""
+    check = rollout.meta.get("success_check")
+    if rollout.success or not isinstance(check, str) or not check or check == "valid":
+        return None
+    return check
 
 
 #: The keys of a step's ``rejection`` object in ``explain --json`` (OUT-REJECTIONS).
@@ -216,6 +227,11 @@ def render(rollouts: Sequence[Rollout], file: IO[str], colour: bool) -> None:
         if later:
             summary.append(f"  {later} more rejected after FED (not counted)")
         console.print(summary)
+        check = success_check(rollout)
+        if check is not None:  # OUT-EXPLAIN-SUCCESS: the benchmark's own reason for Y = 0
+            why = Text("  not a success: ", style="red")
+            why.append(printable(check))
+            console.print(why)
 
 
 from prefixexec._callable import make_callable  # noqa: E402  # API-COMMANDS: prefixexec.explain(...) runs the command

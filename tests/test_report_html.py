@@ -12,8 +12,10 @@ import shutil
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
+from test_report_drill import browser  # noqa: F401  # the shared Chromium fixture
 
 from conftest import REPO, DrawnReport
 
@@ -32,7 +34,14 @@ window.addEventListener('load', function () {
   });
   var out = document.createElement('pre');
   out.id = 'probe';
-  out.textContent = JSON.stringify({images: images, tables: tables, title: document.title});
+  // LB-REPORT, REP-HTML: the page never scrolls sideways; a table's title is never cut.
+  var titles = Array.from(document.querySelectorAll('p.table-title, caption, h1, h2, h3')).map(function (t) {
+    var r = t.getBoundingClientRect();
+    return {text: t.textContent.slice(0, 60), left: r.left, right: r.right};
+  });
+  out.textContent = JSON.stringify({images: images, tables: tables, title: document.title, titles: titles,
+                                    inner: window.innerWidth,
+                                    scroll: document.scrollingElement.scrollWidth});
   document.body.appendChild(out);
 });
 </script>"""
@@ -81,15 +90,17 @@ def test_page_is_self_contained(page: Path) -> None:
 
 @pytest.mark.spec("REP-HTML", "LB-REPORT")
 def test_page_renders_in_headless_chromium(page: Path, tmp_path: Path) -> None:
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    assert browser is not None, (
+    width = 1400  # a desktop window; 390 px (a phone) is checked through Selenium below
+    binary = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert binary is not None, (
         "Debian `chromium` is needed (tests/run.sh installs it: apt-get install -y chromium)"
     )
     probe = tmp_path / "probe.html"
     probe.write_text(page.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"), encoding="utf-8")
     command = [
-        browser,
+        binary,
         "--headless",
+        f"--window-size={width},900",
         "--no-sandbox",
         "--disable-gpu",
         "--no-first-run",
@@ -104,6 +115,11 @@ def test_page_renders_in_headless_chromium(page: Path, tmp_path: Path) -> None:
     assert found is not None, done.stdout[-2000:]
     seen = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
     assert seen["title"] == "prefixexec report"
+    assert abs(seen["inner"] - width) <= 20, seen["inner"]  # the window is that wide
+    # Issue 37: the leaderboard table was 1,751 px wide in a 1,400 px window, its caption cut.
+    assert seen["scroll"] <= seen["inner"], f"the page scrolls sideways: {seen['scroll']} > {seen['inner']}"
+    cut = [t["text"] for t in seen["titles"] if t["left"] < 0 or t["right"] > seen["inner"]]
+    assert cut == [] and any(t["text"].startswith("alpha: ") for t in seen["titles"])
     images = {i["id"]: i for i in seen["images"]}
     assert set(images) == {"figure-pec", "figure-pec-elig", "figure-labels", "figure-leaderboard"}
     for image in images.values():
@@ -122,3 +138,29 @@ def test_page_renders_in_headless_chromium(page: Path, tmp_path: Path) -> None:
     # Bold survives into the page: the bold cells of alpha / m1 in the main table (the golden
     # table.md: TER 2, mean FED 1, AUC-PEC 2, RR 1, success 3 -> 9).
     assert tables["main-0"]["bold"] == 9
+
+
+#: What a page lays out sideways: the window's and the page's widths, and every title's extent.
+WIDTHS_JS = """
+var titles = Array.from(document.querySelectorAll('p.table-title, caption, h1, h2, h3, p.caption, code'));
+return {inner: window.innerWidth, scroll: document.scrollingElement.scrollWidth,
+        cut: titles.filter(function (t) {
+          var r = t.getBoundingClientRect(); return r.left < 0 || r.right > window.innerWidth;
+        }).map(function (t) { return t.textContent.slice(0, 60); })};
+"""
+
+
+@pytest.mark.spec("REP-HTML", "LB-REPORT")
+@pytest.mark.parametrize("width", [1400, 390])
+def test_page_fits_the_window(page: Path, browser: Any, width: int) -> None:  # noqa: F811
+    # Issue 37: the leaderboard table was 1,751 px wide in a 1,400 px window and its caption cut;
+    # at a phone's 390 px every table scrolls in its own box and the page does not.
+    browser.set_window_size(width, 900)
+    try:
+        browser.get(page.as_uri())
+        seen = browser.execute_script(WIDTHS_JS)
+    finally:
+        browser.set_window_size(1400, 1000)
+    assert abs(seen["inner"] - width) <= 20, seen["inner"]  # the window is that wide
+    assert seen["scroll"] <= seen["inner"], f"the page scrolls sideways: {seen['scroll']} > {seen['inner']}"
+    assert seen["cut"] == []

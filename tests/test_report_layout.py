@@ -53,7 +53,10 @@ def drawn_texts(fig: Figure) -> list[tuple[str, Bbox]]:
     for ax in fig.axes:
         if not ax.get_visible():
             continue
-        found += [ax.title, ax.xaxis.label, ax.yaxis.label, *ax.texts]
+        found += [ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label, *ax.texts]
+        legend = ax.get_legend()
+        if legend is not None:  # an axes' own legend (a site's curves, FIG-NO-OVERLAP)
+            found += list(legend.get_texts())
         for axis in (ax.xaxis, ax.yaxis):
             for tick in axis._update_ticks():
                 found += [label for label in (tick.label1, tick.label2) if label.get_visible()]
@@ -133,7 +136,7 @@ OPTIONS = [
 ]
 
 
-@pytest.mark.spec("REP-FIG-SIZE", "REP-LABELS-FIG", "REP-ELIG-FIG")
+@pytest.mark.spec("REP-FIG-SIZE", "REP-LABELS-FIG", "REP-ELIG-FIG", "FIG-NO-OVERLAP")
 @pytest.mark.parametrize("name", sorted(FIGURES))
 @pytest.mark.parametrize(
     "options", OPTIONS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "default"

@@ -196,6 +196,10 @@ def placeholder_fault(
 # --- tasks and runs ------------------------------------------------------------------------------
 
 
+#: Longest text of a missing ground-truth result in Y's failure (OUT-EXPLAIN-SUCCESS).
+MISSING_SHOWN = 160
+
+
 @attrs.frozen(slots=True)
 class BfclTask:
     """A benchmark task as the semantics needs it: entry, parsed ground truth, withheld functions."""
@@ -541,9 +545,11 @@ class _Session:
             return
         missing = Counter(gold_results) - Counter(self.results)
         if missing:
+            first = next(iter(missing))  # in the ground truth's order (BFCL's details list them so)
+            shown = first if len(first) <= MISSING_SHOWN else first[: MISSING_SHOWN - 3] + "..."
             self._fail(
                 f"execution_response_mismatch: turn {j + 1}: "
-                f"{sum(missing.values())} ground-truth result(s) missing"
+                f"{sum(missing.values())} ground-truth result(s) missing, the first: {shown}"
             )
 
     def finish(self, execute_all: bool) -> bool | None:

@@ -21,6 +21,7 @@ from prefixexec.cli import (
 from prefixexec.submissions import SYSTEM_FROM
 
 if TYPE_CHECKING:
+    from prefixexec.kernel import Rollout
     from prefixexec.kernel.passk import Convention
     from prefixexec.options import AdapterArguments, EngineOptions, Resampling
     from prefixexec.ranking.run import LeaderboardRun
@@ -53,6 +54,7 @@ class Options:
     json: bool = False
     output: str | None = None
     figure: tuple[str, ...] | None = None
+    site: str | None = None
     quiet: bool = False
 
 
@@ -138,6 +140,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action="append",
         metavar="PATH",
         help="also draw success against TER and AUC-PEC to PATH (.png, .svg or .pdf; repeatable)",
+    )
+    p.add_argument(
+        "--site",
+        metavar="DIR",
+        help="also write a static page set to DIR: an index, a page per domain and per system (curves, "
+        "failing rollouts), the claims table; DIR is new, empty or an earlier site (spec/site.md)",
     )
     add_engine_options(p)
     add_quiet_option(p)
@@ -225,6 +233,7 @@ def run(options: Options) -> int:
     from prefixexec.adapters.files import check_outputs
     from prefixexec.pipeline import write_output
     from prefixexec.ranking.run import leaderboard, render
+    from prefixexec.site.command import site_folder, write_leaderboard_site
     from prefixexec.ttyprogress import Work
 
     figures = list(options.figure or ())
@@ -236,17 +245,24 @@ def run(options: Options) -> int:
         from prefixexec.extras import require
 
         require("matplotlib", "--figure")
+    site = site_folder(options.site, options.engine.engine)  # SITE-OVERWRITE: before any input is read
     typed = run_options(options)
+    kept: list[Rollout] = []
     hinted = _hinted(typed.input.adapter, options.arguments.files, typed.submissions)
     with Work(typed.quiet, "prefixexec leaderboard") as work, hinted:
         work.phase("reading input", unit="rollouts")  # PROGRESS-TTY, PROGRESS-COUNT
-        document = leaderboard(typed, on_rows=work.advance, on_phase=work.phase)
+        document = leaderboard(
+            typed, on_rows=work.advance, on_phase=work.phase, on_rollouts=kept.extend if site else None
+        )
     text = render(document, typed.format)
     rendered = {}
     if figures:
         from prefixexec.ranking.figure import figure_bytes
 
         rendered = {path: figure_bytes(document, Path(path).suffix.lower().lstrip(".")) for path in figures}
+    # SITE-PAGES: a domain is a dataset, the claims the document's; written (all pages or none)
+    # before the table, so that a site that cannot be written leaves only its error (HOSTILE-ERROR-PATH)
+    write_leaderboard_site(site, document, kept)
     write_output(text, options.output, options.stdout)
     for path, data in rendered.items():
         _write_bytes(path, data)

@@ -15,8 +15,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.transforms import Bbox
 
 from prefixexec.report import figures as report_figures
 from prefixexec.report.figures import (
@@ -24,6 +26,7 @@ from prefixexec.report.figures import (
     METHOD_COLOURS,
     METHOD_MARKERS,
     _shown,  # names from the input, escaped (HOSTILE-CONTROL)
+    panel_title,
 )
 
 from .core import TITLES
@@ -63,14 +66,6 @@ def _panel(ax: Axes, systems: Sequence[Mapping[str, Any]], x_metric: str, datase
             elinewidth=0.8,
             capsize=2,
         )
-        ax.annotate(
-            str(i + 1),
-            (x["value"], y["value"]),
-            textcoords="offset points",
-            xytext=(4, 3),
-            fontsize=7,
-            color=colour,
-        )
     ax.set_xlim(-0.02, 1.02)
     ax.set_ylim(-0.02, 1.02)
     ax.set_aspect("equal")
@@ -78,7 +73,82 @@ def _panel(ax: Axes, systems: Sequence[Mapping[str, Any]], x_metric: str, datase
     ax.set_ylabel("success", fontsize=8)
     ax.tick_params(labelsize=7)
     ax.grid(linewidth=0.3, color="#dddddd")
-    ax.set_title(f"{_shown(dataset)}: success vs {TITLES[x_metric]}", fontsize=8)
+    title = panel_title(f"{_shown(dataset)}: success vs {TITLES[x_metric]}", PANEL[0] - 0.3)
+    ax.set_title(title, fontsize=8)
+
+
+#: Distances (points) at which a rank label is tried around its point, nearest first, and the
+#: distance from which a thin line joins the label to its point (LB-FIGURE, FIG-NO-OVERLAP).
+RINGS: tuple[float, ...] = (4.5, 8.0, 13.0, 19.0, 26.0, 34.0, 44.0)
+LEADER_FROM = 13.0
+#: Directions tried on each ring: upper right first, then the other diagonals, then the axes.
+DIRECTIONS: tuple[tuple[float, float], ...] = (
+    (1, 1), (1, -1), (-1, 1), (-1, -1), (1, 0), (0, 1), (-1, 0), (0, -1),
+)  # fmt: skip
+#: Half the side of a point's marker box, in points (markersize 5 and its edge).
+MARKER_HALF = 3.5
+
+
+def _overlaps(a: Bbox, b: Bbox) -> bool:
+    return bool(a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1)
+
+
+def _label_points(fig: Figure, ax: Axes, systems: Sequence[Mapping[str, Any]], x_metric: str) -> int:
+    """Number each system's point (its row of the table) where the number lies on no other number,
+    on no point's marker and inside the panel's frame: the nearest free place on rings around the
+    point, joined to it by a thin line when it is far (FIG-NO-OVERLAP). A number with no free place
+    is left out (its point keeps the colour and marker of its legend entry); returns how many."""
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]  # the Agg canvas of the figure
+    frame = ax.get_window_extent(renderer).padded(-1.0)
+    scale = fig.dpi / 72.0
+    points = [
+        (i, s["metrics"][x_metric]["value"], s["metrics"]["success"]["value"]) for i, s in enumerate(systems)
+    ]
+    points = [(i, x, y) for i, x, y in points if x is not None and y is not None]
+    half = MARKER_HALF * scale
+    markers = []
+    for _, x, y in points:
+        px, py = ax.transData.transform((x, y))
+        markers.append(Bbox.from_extents(px - half, py - half, px + half, py + half))
+    placed: list[Bbox] = []
+    left_out = 0
+    for i, x, y in points:
+        colour = _style(i)[0]
+        chosen = None
+        for r in RINGS:
+            for dx, dy in DIRECTIONS:
+                norm = math.hypot(dx, dy)
+                offset = (r * dx / norm, r * dy / norm)
+                ha = "left" if dx > 0 else "right" if dx < 0 else "center"
+                va = "bottom" if dy > 0 else "top" if dy < 0 else "center"
+                text = ax.annotate(
+                    str(i + 1), (x, y), textcoords="offset points", xytext=offset, fontsize=7,
+                    color=colour, ha=ha, va=va,
+                )  # fmt: skip
+                box = text.get_window_extent(renderer)
+                text.remove()
+                inside = frame.x0 <= box.x0 <= box.x1 <= frame.x1 and frame.y0 <= box.y0 <= box.y1 <= frame.y1
+                if inside and not any(_overlaps(box, other) for other in (*placed, *markers)):
+                    chosen = (offset, ha, va, r, box)
+                    break
+            if chosen is not None:
+                break
+        if chosen is None:
+            left_out += 1
+            continue
+        offset, ha, va, r, box = chosen
+        ax.annotate(
+            str(i + 1), (x, y), textcoords="offset points", xytext=offset, fontsize=7, color=colour,
+            ha=ha, va=va,
+        )  # fmt: skip
+        if r >= LEADER_FROM:  # a thin line from the marker's edge to the label (not part of its text)
+            px, py = ax.transData.transform((x, y))
+            ux, uy = offset[0] / r, offset[1] / r
+            ends = [(px + ux * d * scale, py + uy * d * scale) for d in (MARKER_HALF + 0.5, r - 1.0)]
+            (x0, y0), (x1, y1) = ax.transData.inverted().transform(ends)
+            ax.plot([x0, x1], [y0, y1], color=colour, linewidth=0.4, zorder=1)
+        placed.append(box)
+    return left_out
 
 
 def leaderboard_figure(document: Mapping[str, Any]) -> Figure:
@@ -90,9 +160,13 @@ def leaderboard_figure(document: Mapping[str, Any]) -> Figure:
         return fig
     most = max(len(ds["systems"]) for ds in datasets)
     legend_rows = math.ceil(most / 2)
-    height = PANEL[1] * len(datasets) + 0.18 * legend_rows * len(datasets) + 0.3
+    height = (PANEL[1] + 0.18 * (legend_rows + 1) + 0.25) * len(datasets) + 0.1  # + the note, the titles
     fig = Figure(figsize=(2 * PANEL[0], height), layout="constrained")
     grid = fig.subfigures(len(datasets), 1, squeeze=False)
+    boot = document["settings"]["bootstrap"]
+    note = (
+        f"bars: {document['settings']['level']:g} task-bootstrap intervals (B = {boot})" if boot else ""
+    )
     for row, ds in zip(grid[:, 0], datasets, strict=True):
         axes = row.subplots(1, 2, squeeze=False)[0]
         for ax, metric in zip(axes, X_METRICS, strict=True):
@@ -102,14 +176,20 @@ def leaderboard_figure(document: Mapping[str, Any]) -> Figure:
             for i in range(len(ds["systems"]))
         ]
         names = [f"{i + 1}  {_shown(s['system'])}" for i, s in enumerate(ds["systems"])]
-        row.legend(handles, names, loc="outside lower center", ncols=2, fontsize=6.5, frameon=False)
-    if document["settings"]["bootstrap"]:
-        fig.suptitle(
-            f"bars: {document['settings']['level']:g} task-bootstrap intervals "
-            f"(B = {document['settings']['bootstrap']})",
-            fontsize=7,
-            color="#444444",
-        )
+        # The bars note heads the legend (a figure title over the subfigures lay on the panel
+        # titles: issue 37).
+        row.legend(
+            handles, names, loc="outside lower center", ncols=2, fontsize=6.5, frameon=False,
+            title=note or None, title_fontsize=6.5,
+        )  # fmt: skip
+    # The rank labels are placed once the layout is settled (it does not move them: each lies
+    # inside its panel), measured with the figure's own renderer.
+    FigureCanvasAgg(fig)
+    fig.draw_without_rendering()
+    fig.set_layout_engine("none")
+    for row, ds in zip(grid[:, 0], datasets, strict=True):
+        for ax, metric in zip(row.axes, X_METRICS, strict=True):
+            _label_points(fig, ax, ds["systems"], metric)
     return fig
 
 

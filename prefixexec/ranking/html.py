@@ -78,18 +78,30 @@ def _board_table(ds: Mapping[str, Any], table: Table, index: int) -> str:
             cell = s["metrics"][m]
             tds.append(f'<td data-sort="{_sort_key(cell.get("rank"))}">{escape(rank_with_ci(cell))}</td>')
         rows.append("<tr>" + "".join(tds) + "</tr>")
-    return (
-        f'<table class="report leaderboard" id="leaderboard-{index}"><caption>{escape(table.title)}</caption>'
-        f"<thead><tr>{''.join(head)}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    return _boxed(
+        table.title,
+        f"leaderboard-{index}",
+        f'<table class="report leaderboard" id="leaderboard-{index}" '
+        f'aria-labelledby="leaderboard-{index}-title">'
+        f"<thead><tr>{''.join(head)}</tr></thead><tbody>{''.join(rows)}</tbody></table>",
     )
+
+
+def _boxed(title: str, ident: str, table: str) -> str:
+    """LB-REPORT: the table's title above it, as wide as the page, and the table in a box that
+    scrolls sideways on its own when it is wider than the window (a wide table's caption was cut
+    and the page scrolled: issue 37)."""
+    return f'<p class="table-title" id="{ident}-title">{escape(title)}</p><div class="scroll">{table}</div>'
 
 
 def _plain_table(table: Table, ident: str) -> str:
     head = "".join(f'<th scope="col">{escape(h)}</th>' for h in table.headers)
     body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in table.rows)
-    return (
-        f'<table class="report" id="{ident}"><caption>{escape(table.title)}</caption>'
-        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return _boxed(
+        table.title,
+        ident,
+        f'<table class="report" id="{ident}" aria-labelledby="{ident}-title">'
+        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>",
     )
 
 

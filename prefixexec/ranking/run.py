@@ -18,6 +18,7 @@ from prefixexec.options import EngineOptions, InputOptions
 from .core import LeaderboardOptions, leaderboard_document
 
 if TYPE_CHECKING:
+    from prefixexec.kernel import Rollout
     from prefixexec.kernel.accumulator import AccumulatorSet
     from prefixexec.kernel.bootstrap import BootstrapSettings
     from prefixexec.signature import Signature
@@ -66,15 +67,20 @@ def leaderboard(
     options: LeaderboardRun,
     on_rows: Callable[[int], None] | None = None,
     on_phase: Callable[[str], None] | None = None,
+    on_rollouts: Callable[[list[Rollout]], None] | None = None,
 ) -> dict[str, Any]:
     """The ``leaderboard --json`` document (LB-JSON): per dataset the systems ranked, and with
     submissions (LB-FOLDER) the claims of every submission checked against its trajectories
-    (LB-CLAIMS) and the submissions whose claims cannot be (LB-NOT-CHECKABLE)."""
+    (LB-CLAIMS) and the submissions whose claims cannot be (LB-NOT-CHECKABLE). ``on_rollouts``
+    is given every rollout read (kept for it: ``--site`` lists them, SITE-FAILING)."""
     from prefixexec.pipeline import read
 
     signature = str(options.signature)
     if options.submissions is None:
-        accumulators, _ = read(options.input, options.engine, None, on_rows)
+        given = options.input if on_rollouts is None else attrs.evolve(options.input, keep=True)
+        accumulators, kept = read(given, options.engine, None, on_rows)
+        if on_rollouts is not None:
+            on_rollouts(list(kept or ()))
         if on_phase is not None:
             on_phase("ranking")
         return leaderboard_document(accumulators, options.bootstrap, options.ranking, signature)
@@ -84,6 +90,8 @@ def leaderboard(
         options.submissions, options.input.adapter, options.input.adapter_options, options.system_from
     )
     rollouts = [r for item in read_ for r in item.rollouts]
+    if on_rollouts is not None:
+        on_rollouts(rollouts)
     if on_rows is not None:
         on_rows(len(rollouts))
     if on_phase is not None:

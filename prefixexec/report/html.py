@@ -35,7 +35,9 @@ from .tables import BOLD_CAPTION, MAIN_CAPTION, interval_caption
 
 STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto; max-width: 80em;
-       color: #222; line-height: 1.4; padding: 0 1em; }
+       color: #222; line-height: 1.4; padding: 0 1em; overflow-wrap: break-word; }
+div.scroll { overflow-x: auto; max-width: 100%; }
+p.table-title { font-weight: bold; margin: 1em 0 0.3em; }
 h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; } h3 { font-size: 1em; }
 table.report { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.9em; }
 table.report th, table.report td { padding: 0.25em 0.7em; text-align: left; white-space: nowrap; }
@@ -136,8 +138,8 @@ def _table(table: Table, ident: str) -> str:
         rows.append(f'<tr><th scope="row">{escape(method)}</th>{tds}</tr>')
     return (
         f"<h3>{escape(table.title)}</h3>\n"
-        f'<table class="report" id="{ident}"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table>"
+        f'<div class="scroll"><table class="report" id="{ident}"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
     )
 
 
@@ -177,8 +179,8 @@ def _decomposition(report: Report) -> list[str]:
         head = "".join(f"<th>{escape(h)}</th>" for h in header)
         parts.append(
             f"<h3>{escape(block.name)}</h3>\n"
-            f'<table class="report" id="decomposition-{b}"><thead><tr>{head}</tr></thead>'
-            f"<tbody>{''.join(rows)}</tbody></table>\n<ul>{''.join(items)}</ul>"
+            f'<div class="scroll"><table class="report" id="decomposition-{b}"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table></div>\n<ul>{''.join(items)}</ul>"
         )
     return parts
 
