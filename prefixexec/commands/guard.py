@@ -63,6 +63,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     parser.add_argument("--model", default="mcp-client", help="the model named in the trace")
     parser.add_argument("--method", default="prefixexec-guard", help="the agent (method) named in the trace")
     parser.add_argument("--task", metavar="ID", help="the task id of the session in the trace")
+    parser.add_argument(
+        "--listen",
+        metavar="HOST:PORT",
+        help="streamable HTTP instead of stdio: serve MCP clients on HOST:PORT (port 0: any free port; "
+        "the URL is printed on stderr), in front of the server at --upstream",
+    )
+    parser.add_argument("--upstream", metavar="URL", help="with --listen: the MCP server (streamable HTTP)")
     parser.add_argument("server", nargs=argparse.REMAINDER, metavar="-- SERVER_COMMAND [ARGS...]")
 
 
@@ -76,10 +83,21 @@ def run(args: argparse.Namespace) -> int:
     command = list(args.server)
     if command[:1] == ["--"]:
         command = command[1:]
-    if not command:
+    if (args.listen is None) != (args.upstream is None):
+        raise InputError("guard", "--listen and --upstream go together (the streamable-HTTP guard)")
+    if args.listen is not None and command:
+        raise InputError("guard", "give either --listen/--upstream or a server command after --, not both")
+    if not command and args.listen is None:
         raise InputError(
             "guard", "no server command: give it after --, e.g. prefixexec guard -- mcp-server-git"
         )
+    http = None
+    if args.listen is not None:
+        from prefixexec.guard.http import HttpOptions, parse_listen, parse_upstream
+
+        host, port = parse_listen(args.listen)
+        parse_upstream(args.upstream)
+        http = HttpOptions(host, port, args.upstream, args.timeout)
     options = ProxyOptions(
         command=tuple(command),
         mode=args.mode,
@@ -109,4 +127,8 @@ def run(args: argparse.Namespace) -> int:
         task=options.task,
         context=context,
     )
+    if http is not None:
+        from prefixexec.guard.http import serve_http
+
+        return serve_http(guard, http)
     return serve(guard, options)
