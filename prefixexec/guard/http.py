@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import signal
 import sys
 import threading
 import urllib.parse
@@ -259,7 +258,7 @@ class HttpProxy:
         name = params.get("name")
         request_id = message["id"]
         if self.stale:
-            self.list_tools(request.headers)
+            self.list_tools(dict(request.headers.items()))
         with self.recorded:
             self.recorded.wait_for(lambda: self.recording == 0)
         pending = self.guard.begin(
@@ -269,7 +268,7 @@ class HttpProxy:
             request.answer(200, blocked_answer(request_id, self.guard.block(pending)))
             return
         done = self.relay(
-            request, body, request_id, lambda answer: record_answer(self.guard, pending, answer)
+            request, body, request_id, lambda answer: record_answer(self.guard, pending, answer), call=True
         )
         if done is not None:
             self.guard.finish(pending, "", error=done)
@@ -468,7 +467,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def serve_http(guard: Guard, options: HttpOptions, ready: Callable[[str], None] | None = None) -> int:
-    """Serve until stopped (SIGINT, SIGTERM); ``ready`` gets the URL the clients use."""
+    """Serve until stopped (SIGINT, SIGTERM: the command line's exit statuses 130, 143);
+    ``ready`` gets the URL the clients use (by default it is written to stderr)."""
     proxy = HttpProxy(guard, options)
     handler = type("Handler", (_Handler,), {"proxy": proxy})
     try:
@@ -486,16 +486,9 @@ def serve_http(guard: Guard, options: HttpOptions, ready: Callable[[str], None] 
         sys.stderr.write(f"prefixexec guard: listening on {url}\n")
         sys.stderr.flush()
 
-    def stop(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, stop)
-    try:
+    try:  # until SIGINT or SIGTERM (the command line's: HOSTILE-SIGNAL)
         server.serve_forever(poll_interval=0.1)
-    except KeyboardInterrupt:
-        pass
     finally:
-        signal.signal(signal.SIGTERM, previous)
         server.server_close()
         guard.close()
     return 0
