@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 import sys
 import threading
 import urllib.parse
@@ -150,15 +151,19 @@ class HttpProxy:
 
     def connect(self, timeout: float | None) -> http.client.HTTPConnection:
         kind = http.client.HTTPSConnection if self.url.scheme == "https" else http.client.HTTPConnection
-        return kind(self.url.hostname or "", self.url.port, timeout=timeout)
+        connection = kind(self.url.hostname or "", self.url.port, timeout=timeout)
+        connection.connect()
+        if connection.sock is not None:  # the request goes out as headers, then body
+            connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return connection
 
     def ask_server(self, message: dict[str, Any], headers: Mapping[str, str]) -> dict[str, Any] | None:
         """The guard's own request in the client's session: the server's answer to it, or ``None``."""
         sent = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
         sent.update({k: v for k, v in headers.items() if k.lower() in SESSION_HEADERS})
-        timeout = self.options.timeout or None
-        connection = self.connect(timeout)
+        connection: http.client.HTTPConnection | None = None
         try:
+            connection = self.connect(self.options.timeout or None)
             connection.request("POST", self.path, _json_body(message), sent)
             response = connection.getresponse()
             streamed = response.getheader("content-type", "").startswith("text/event-stream")
@@ -176,7 +181,8 @@ class HttpProxy:
         except (OSError, http.client.HTTPException):
             return None
         finally:
-            connection.close()
+            if connection is not None:
+                connection.close()
 
     def list_tools(self, headers: Mapping[str, str]) -> None:
         """The server's own ``tools/list`` (every page), asked by the guard (GUARD-PROXY)."""
@@ -290,7 +296,7 @@ class HttpProxy:
         headers["accept-encoding"] = "identity"  # the guard reads the answers
         # a GET stream waits for the server's messages as long as the session lasts
         timeout = (self.options.timeout or None) if request.command == "POST" else None
-        connection = self.connect(timeout)
+        connection: http.client.HTTPConnection | None = None
         started = False
         why: str | None = None
         given: list[dict[str, Any]] = []  # the answer, once given to on_answer
@@ -301,6 +307,7 @@ class HttpProxy:
                 on_answer(answer)
 
         try:
+            connection = self.connect(timeout)
             connection.request(request.command, request.path, body, headers)
             response = connection.getresponse()
             bodiless = request.command == "HEAD" or response.status in (204, 304) or response.status < 200
@@ -323,7 +330,8 @@ class HttpProxy:
         except (OSError, http.client.HTTPException) as exc:
             why = f"the MCP server cannot be reached at {self.options.upstream}: {printable(str(exc))[:200]}"
         finally:
-            connection.close()
+            if connection is not None:
+                connection.close()
         if given or (started and not call):
             why = None  # answered (a fault after the answer changes nothing), or relayed as it was
         elif why is None:
@@ -400,6 +408,12 @@ class _Handler(BaseHTTPRequestHandler):
     proxy: HttpProxy
     chunking = False
     closed = False
+
+    def setup(self) -> None:
+        super().setup()
+        # answers go out in pieces (headers, then the body): without this, Nagle's algorithm
+        # holds a piece back until the client's delayed ACK of the one before (tens of ms)
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def log_message(self, format: str, *args: Any) -> None:  # the guard's stderr is for its faults
         return
