@@ -37,7 +37,7 @@ from prefixexec.adapters.errors import InputError
 from prefixexec.adapters.text import printable
 
 from .core import Guard
-from .proxy import GUARD_ERROR, MAX_PAGES, PARSE_ERROR, blocked_answer, record_answer
+from .proxy import GRACE, GUARD_ERROR, MAX_PAGES, PARSE_ERROR, blocked_answer, record_answer
 
 #: Headers that belong to one connection, never relayed (RFC 9110 7.6.1), and those the guard
 #: sets itself.
@@ -211,12 +211,11 @@ class HttpProxy:
     # --- one request ------------------------------------------------------------------------
 
     def handle(self, request: _Handler) -> None:
-        path = urllib.parse.urlsplit(request.path).path
-        if request.command != "POST" or path != self.path:
-            self.relay(request, request.read_body())
-            return
         body = request.read_body()
-        if body is None:
+        if body is None:  # refused (answered)
+            return
+        if request.command != "POST" or urllib.parse.urlsplit(request.path).path != self.path:
+            self.relay(request, body or None)
             return
         try:
             message = json.loads(body)
@@ -273,11 +272,14 @@ class HttpProxy:
         if pending.decision.blocked:
             request.answer(200, blocked_answer(request_id, self.guard.block(pending)))
             return
-        done = self.relay(
-            request, body, request_id, lambda answer: record_answer(self.guard, pending, answer), call=True
+        self.relay(
+            request,
+            body,
+            request_id,
+            lambda answer: record_answer(self.guard, pending, answer),
+            call=True,
+            on_failure=lambda why: self.guard.finish(pending, "", error=why),
         )
-        if done is not None:
-            self.guard.finish(pending, "", error=done)
 
     def relay(
         self,
@@ -287,11 +289,13 @@ class HttpProxy:
         on_answer: Callable[[dict[str, Any]], None] | None = None,
         *,
         call: bool = False,
+        on_failure: Callable[[str], None] | None = None,
     ) -> str | None:
         """Relay the request to the server and its answer back, byte for byte. With ``on_answer``:
         the server's answer to request ``request_id`` is given to it once relayed. For a ``call``
-        whose answer never comes, the client gets one JSON-RPC error (unless the server's own
-        answer began) and the reason is returned; otherwise ``None``."""
+        whose answer never comes, ``on_failure`` gets the reason before the client gets one
+        JSON-RPC error (so that the record comes first), and the reason is returned; otherwise
+        ``None``."""
         headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP}
         headers["accept-encoding"] = "identity"  # the guard reads the answers
         # a GET stream waits for the server's messages as long as the session lasts
@@ -337,6 +341,8 @@ class HttpProxy:
         elif why is None:
             why = "the MCP server ended its answer without answering the request"
         if why is not None:
+            if on_failure is not None:
+                on_failure(why)
             error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": GUARD_ERROR, "message": why}}
             if not started:
                 request.answer(200 if call else 502, error)
@@ -419,13 +425,14 @@ class _Handler(BaseHTTPRequestHandler):
         return
 
     def read_body(self) -> bytes | None:
-        """The request's body (``Content-Length``; a chunked body is refused), or ``None`` when refused."""
+        """The request's body (by ``Content-Length``; none without), or ``None`` when it is refused
+        (a chunked body: 411; too long: 413), the refusal answered."""
         if "chunked" in self.headers.get("transfer-encoding", "").lower():
             self.answer(411, None)
             return None
         length = self.headers.get("content-length")
         if length is None:
-            return b"" if self.command == "POST" else None
+            return b""
         if not length.isdigit() or int(length) > MAX_BODY:
             self.answer(413, None)
             return None
@@ -470,7 +477,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def handle_one_request(self) -> None:
         self.chunking = False
-        super().handle_one_request()
+        try:
+            super().handle_one_request()
+        except OSError:  # the client left (a reset while the next request was read)
+            self.closed = True
         if self.closed:
             self.close_connection = True
 
@@ -504,6 +514,8 @@ def serve_http(guard: Guard, options: HttpOptions, ready: Callable[[str], None] 
         server.serve_forever(poll_interval=0.1)
     finally:
         server.server_close()
+        with proxy.recorded:  # answers relayed a moment ago are recorded before the trace closes
+            proxy.recorded.wait_for(lambda: proxy.recording == 0, timeout=GRACE)
         guard.close()
     return 0
 
