@@ -157,7 +157,11 @@ class Raw:
         self.session: str | None = None
 
     def post(self, message: object) -> tuple[int, str, bytes]:
-        """(status, content type, body) of one POST."""
+        """(status, content type, body) of one POST of ``message`` as JSON."""
+        return self.post_bytes(json.dumps(message).encode())
+
+    def post_bytes(self, data: bytes) -> tuple[int, str, bytes]:
+        """(status, content type, body) of one POST of ``data``."""
         headers = {
             "Content-Type": "application/json",
             "Accept": "application/json, text/event-stream",
@@ -165,7 +169,7 @@ class Raw:
         }
         if self.session is not None:
             headers["Mcp-Session-Id"] = self.session
-        self.connection.request("POST", self.path, json.dumps(message).encode(), headers)
+        self.connection.request("POST", self.path, data, headers)
         response = self.connection.getresponse()
         body = response.read()
         self.session = response.getheader("mcp-session-id") or self.session
@@ -240,6 +244,36 @@ def test_valid_calls_answer_byte_for_byte_as_the_server_alone(form: str, tmp_pat
     calls = [("list_orders", {}), ("get_order", {"order_id": "W1024"}), ("get_order", {"order_id": "W2048"})]
     # each valid call reached the server twice (alone, then behind the guard), then W31 once
     assert reached(log) == [*(c for c in calls for _ in range(2)), ("get_order", {"order_id": "W31"})]
+
+
+@pytest.mark.spec("GUARD-HTTP", "GUARD-PROXY")
+def test_a_batch_with_a_call_and_a_body_that_is_not_json_are_refused(upstream: tuple[str, Path]) -> None:
+    url, log = upstream
+    guard = guard_of(url)
+    raw = Raw(listening(guard))
+    try:
+        raw.start()
+        batch = [
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "list_orders", "arguments": {}},
+            },
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        ]
+        status, kind, body = raw.post(batch)
+        answers = json.loads(body)
+        assert (status, kind) == (200, "application/json")
+        assert [(a["id"], a["error"]["code"]) for a in answers] == [(1, -32000), (2, -32000)]
+        status, _, body = raw.post_bytes(b'{"jsonrpc": "2.0", "id": 3, "method": "tools/call", ')
+        assert status == 400 and answer_of(body)["error"]["code"] == -32700
+        # the session goes on
+        assert answer_of(raw.call(4, "list_orders", {}))["result"]["isError"] is False
+    finally:
+        raw.close()
+        guard.stop()
+    assert reached(log) == [("list_orders", {})]
 
 
 @pytest.mark.spec("GUARD-HTTP", "GUARD-FAULTS")
