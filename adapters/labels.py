@@ -301,16 +301,18 @@ NO_RULES = LabelRules()
 
 def file_digest(path: str) -> str:
     """``sha256:`` and the first 12 hex digits of the file's bytes, for the signature."""
-    return "sha256:" + hashlib.sha256(_rules_bytes(path)).hexdigest()[:12]
+    return "sha256:" + hashlib.sha256(rules_file_bytes(path)).hexdigest()[:12]
 
 
 #: The largest label-rules file read (a TOML file of a few rules; HOSTILE-OPTION-FILE).
 MAX_RULES_BYTES = 1 << 20
 
 
-def _rules_bytes(path: str) -> bytes:
-    """The bytes of a label-rules file, opened with the checks of every input (no FIFO, device
-    or pseudo-file: HOSTILE-FIFO, HOSTILE-PSEUDO) and read up to :data:`MAX_RULES_BYTES`."""
+def rules_file_bytes(path: str) -> bytes:
+    """The bytes of a TOML rules file (``--label-rules``; the guard's ``--rules``, GUARD-RULES-FILE),
+    opened with the checks of every input (no FIFO, device or pseudo-file: HOSTILE-FIFO,
+    HOSTILE-PSEUDO) and read up to :data:`MAX_RULES_BYTES`; one :class:`InputError` naming the
+    file when it cannot be read or is larger."""
     from .inputs import open_binary
 
     try:
@@ -335,7 +337,7 @@ def load_label_rules(path: str | None, adapter: str) -> LabelRules:
             f"the {adapter} adapter does not label calls from message text "
             f"(label rules apply to: {', '.join(TEXT_LABELLED)})",
         )
-    data = _rules_bytes(path)
+    data = rules_file_bytes(path)
     try:
         document = tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError:

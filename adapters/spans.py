@@ -573,7 +573,7 @@ def _calls(spans: list[Span]) -> list[TraceCall]:
             key = (anchor[0], anchor[1], span.start, order)
         else:
             key = (span.start, 0, span.start, order)
-        keyed.append((key, _tool_call(span, request)))
+        keyed.append((key, span_tool_call(span, request)))
     said_of: dict[str, str] = {}  # one text per tool name (HOSTILE-COUNT-COST: not one per request)
     for index, (anchor, request, llm) in enumerate(requests):
         if index in answered:
@@ -650,9 +650,13 @@ class _Queues:
         return min(found) if found else None
 
 
-def _tool_call(span: Span, request: Requested | None) -> TraceCall:
+def span_tool_call(span: Span, request: Requested | None) -> TraceCall:
     """The call of a tool span: its own arguments when it records them as a JSON object, else
-    the arguments the model asked for (TRACE-ORDER)."""
+    the arguments the model asked for (``request``: the model's request that the span answers,
+    ``None`` when none does; TRACE-ORDER).
+
+    This is how every trace reader turns a tool span into the call the trace semantics judges;
+    the guard (:mod:`prefixexec.guard`) reads its own spans back with it (GUARD-TRACE-SAME)."""
     arguments, problem = _arguments(span.arguments if span.arguments is not None else {})
     if request is not None and (span.arguments is None or problem is not None):
         arguments, problem = _arguments(request.arguments)
@@ -661,8 +665,11 @@ def _tool_call(span: Span, request: Requested | None) -> TraceCall:
     return TraceCall(span.where, span.span, action, problem, True, span.failed, span.error, span.result or "")
 
 
-def _offered(spans: list[Span]) -> dict[str, ChatTool] | None:
-    """TRACE-TOOLS: the tools the trace's spans say were offered (``None`` when none says)."""
+def offered_tools(spans: Sequence[Span]) -> dict[str, ChatTool] | None:
+    """TRACE-TOOLS: the tools the trace's spans say were offered (``None`` when none says).
+
+    The first schema a tool is offered with counts; a schema that does not compile checks
+    nothing. The guard builds its tools with it from its own ``chat`` spans (GUARD-CHECKS)."""
     found: dict[str, object] = {}
     said = False
     for span in spans:
@@ -747,7 +754,7 @@ def trace_task(trace: str, members: list[Span], options: TraceOptions) -> tuple[
     ids = _check_structure(trace, members)
     roots = [s for s in members if s.parent is None or s.parent not in ids]
     task = TraceTask(
-        trace, tuple(_calls(members)), _offered(members), options.error_pattern, options.label_rules
+        trace, tuple(_calls(members)), offered_tools(members), options.error_pattern, options.label_rules
     )
     return task, roots
 

@@ -105,3 +105,21 @@ def equal_trial_cohorts(draw: st.DrawFn, max_tasks: int = 10, max_trials: int = 
     m = draw(st.integers(1, max_tasks))
     items = draw(st.lists(triples(8), min_size=n * m, max_size=n * m))
     return n, cohort_of(items, [f"t{j}" for j in range(m) for _ in range(n)])
+
+
+#: Characters for provenance texts: word characters, separators, '#', and characters that
+#: TAU-ENTITY-NORM's normalisation changes (a non-breaking space, an en dash, a soft hyphen, ß, ẞ).
+PROVENANCE_ALPHABET = "ab1_ #-.:\u00a0\u2013\u00ad\u00dfA\u1e9e\u00e9"
+
+
+@st.composite
+def seen_and_identifier(draw: st.DrawFn) -> tuple[list[str], str]:
+    """(texts, identifier): a few short texts and an identifier, half the time cut from one of them."""
+    text = st.text(PROVENANCE_ALPHABET, max_size=14)
+    texts = draw(st.lists(text, max_size=4))
+    if texts and draw(st.booleans()):
+        source = draw(st.sampled_from(texts))
+        start = draw(st.integers(0, len(source)))
+        end = draw(st.integers(start, len(source)))
+        return texts, source[start:end]
+    return texts, draw(st.text(PROVENANCE_ALPHABET, max_size=6))

@@ -26,6 +26,8 @@ class Options:
     model: str = "mcp-client"
     method: str = "prefixexec-guard"
     task: str | None = None
+    listen: str | None = None
+    upstream: str | None = None
 
 
 def _seconds(text: str) -> float:
@@ -83,6 +85,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     parser.add_argument("--model", default="mcp-client", help="the model named in the trace")
     parser.add_argument("--method", default="prefixexec-guard", help="the agent (method) named in the trace")
     parser.add_argument("--task", metavar="ID", help="the task id of the session in the trace")
+    parser.add_argument(
+        "--listen",
+        metavar="HOST:PORT",
+        help="streamable HTTP instead of stdio: serve MCP clients on HOST:PORT (port 0: any free port; "
+        "the URL is printed on stderr), in front of the server at --upstream",
+    )
+    parser.add_argument("--upstream", metavar="URL", help="with --listen: the MCP server (streamable HTTP)")
     parser.add_argument("server", nargs=argparse.REMAINDER, metavar="-- SERVER_COMMAND [ARGS...]")
 
 
@@ -96,10 +105,22 @@ def run(options: Options) -> int:
     command = list(options.server)
     if command[:1] == ["--"]:
         command = command[1:]
-    if not command:
+    if (options.listen is None) != (options.upstream is None):
+        raise InputError("guard", "--listen and --upstream go together (the streamable-HTTP guard)")
+    if options.listen is not None and command:
+        raise InputError("guard", "give either --listen/--upstream or a server command after --, not both")
+    if not command and options.listen is None:
         raise InputError(
             "guard", "no server command: give it after --, e.g. prefixexec guard -- mcp-server-git"
         )
+    http = None
+    if options.listen is not None:
+        from prefixexec.guard.http import HttpOptions, parse_listen, parse_upstream
+
+        host, port = parse_listen(options.listen)
+        assert options.upstream is not None  # (checked above: --listen and --upstream go together)
+        parse_upstream(options.upstream)
+        http = HttpOptions(host, port, options.upstream, options.timeout)
     proxy = ProxyOptions(
         command=tuple(command),
         mode=options.mode,
@@ -129,4 +150,8 @@ def run(options: Options) -> int:
         task=proxy.task,
         context=context,
     )
+    if http is not None:
+        from prefixexec.guard.http import serve_http
+
+        return serve_http(guard, http)
     return serve(guard, proxy)

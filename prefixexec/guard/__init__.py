@@ -1,5 +1,6 @@
-"""``prefixexec guard``: an MCP stdio proxy that checks every ``tools/call`` with the scorer's own
-rules before forwarding it, and its Python API :class:`Guard` (spec: spec/guard.md; docs/guard.md).
+"""``prefixexec guard``: an MCP stdio proxy (:mod:`.proxy`) or streamable-HTTP proxy (:mod:`.http`)
+that checks every ``tools/call`` with the scorer's own rules before forwarding it, and its Python
+API :class:`Guard` (spec: spec/guard.md; docs/guard.md).
 
 Imported on its own: the scorer's CLI loads it only for the ``guard`` command.
 """

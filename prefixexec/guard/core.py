@@ -5,8 +5,10 @@ loops that call tools themselves. A call is checked (GUARD-CHECKS) with
 
 - the chat adapter's tool and schema checks (:func:`~prefixexec.adapters.chat.semantics.schema_checks`,
   the bounded offline validator: CHAT-TOOLS) against the server's own ``tools/list``;
-- the tau-bench adapter's provenance rule (:func:`~prefixexec.adapters.taubench.semantics.occurs`,
-  ``id_like``: TAU-ENTITY-NORM) for identifier arguments (GUARD-PROVENANCE);
+- the tau-bench adapter's provenance rule (:func:`~prefixexec.adapters.provenance.occurs`,
+  ``id_like``: TAU-ENTITY-NORM) for identifier arguments (GUARD-PROVENANCE), asked of an index
+  of what the session has seen (:class:`~prefixexec.adapters.provenance.SeenIndex`), so that a
+  call's check costs by its own size, not the session's (GUARD-PROVENANCE-INDEX);
 - the user's TOML rules (:mod:`.rules`: GUARD-REQUIRES, GUARD-ARGUMENT).
 
 Every call, forwarded or blocked, becomes one OTLP span (GenAI and MCP conventions) in the trace;
@@ -33,22 +35,16 @@ from prefixexec.adapters.chat.semantics import schema_checks
 from prefixexec.adapters.labels import NO_RULES, LabelRules
 from prefixexec.adapters.otel.otlp import OtlpSpan
 from prefixexec.adapters.otel.semantics import interpret
-from prefixexec.adapters.spans import (
-    SEMANTICS as TRACE_SEMANTICS,
-)
+from prefixexec.adapters.provenance import SeenIndex
+from prefixexec.adapters.spans import SEMANTICS as TRACE_SEMANTICS
 from prefixexec.adapters.spans import (
     Span,
     TraceCall,
     TraceTask,
+    offered_tools,  # TRACE-TOOLS, exactly as the reader builds the tools
+    span_tool_call,  # TRACE-ORDER's reading of one tool span, as the reader does
     text_of,
 )
-from prefixexec.adapters.spans import (
-    _offered as offered_tools,  # TRACE-TOOLS, exactly as the reader builds the tools
-)
-from prefixexec.adapters.spans import (
-    _tool_call as span_call,  # TRACE-ORDER's reading of one tool span, as the reader does
-)
-from prefixexec.adapters.taubench.semantics import occurs
 from prefixexec.adapters.text import printable
 from prefixexec.kernel import Accepted, Label, Outcome, PrefixMonitor, Rejected, ToolCall
 from prefixexec.kernel.actions import Action, NoToolAction
@@ -229,7 +225,8 @@ class Guard:
         self._spans: list[Span] = []
         self._tools: dict[str, Any] | None = None
         self._calls: list[TraceCall] = []
-        self._seen: list[str] = list(context)
+        #: what the session has seen (GUARD-PROVENANCE), indexed (GUARD-PROVENANCE-INDEX)
+        self.seen = SeenIndex(context)
         self._succeeded: set[str] = set()
         self._order = 0
         self._done: dict[int, tuple[Pending, str, bool, str]] = {}
@@ -325,7 +322,7 @@ class Guard:
     def observe(self, text: str) -> None:
         """A text the agent has seen (a user message, a document): identifiers in it may be used."""
         with self._lock:
-            self._seen.append(text)
+            self.seen.add(text)
 
     # --- checks (GUARD-CHECKS) ----------------------------------------------------------------
 
@@ -357,7 +354,7 @@ class Guard:
             if provenance is None:
                 continue
             for text in checked_values(value, provenance):
-                if not occurs(text, self._seen):
+                if not self.seen.occurs(text):
                     detail = (
                         f"argument {key!r} = {text!r} never occurred earlier in the session "
                         "(the client's messages or an earlier result)"
@@ -445,7 +442,7 @@ class Guard:
         decision = pending.decision
         warned = reason_text(decision.violations[0]) if decision.violations and decision.forward else None
         span = self._tool_span(pending, result, failed, status, warned)
-        call = span_call(_read(span), None)
+        call = span_tool_call(_read(span), None)
         self._calls.append(call)
         # the call's own verdict (the prefix may already have failed, MON-AFTER-FAILURE), judged
         # once: the monitor's step takes it from here
@@ -456,7 +453,7 @@ class Guard:
         self._flush_span(span)
         if decision.forward and isinstance(own, Accepted):
             self._succeeded.add(decision.name)
-            self._seen.append(result)
+            self.seen.add(result)
 
     def _own(self, call: TraceCall, schema: bool = True) -> Accepted[tuple[TraceTask, int]] | Rejected:
         """The trace semantics' verdict on one call on its own (TRACE-EXEC). ``schema=False``: the
@@ -467,7 +464,7 @@ class Guard:
 
     def _own_label(self, pending: Pending, result: str) -> Label | None:
         """The label the trace semantics gives a blocked call's span on its own (TRACE-EXEC)."""
-        judged = self._own(span_call(_read(self._tool_span(pending, result, True, result, None)), None))
+        judged = self._own(span_tool_call(_read(self._tool_span(pending, result, True, result, None)), None))
         return judged.label if isinstance(judged, Rejected) else None
 
     def _flush_span(self, span: dict[str, Any]) -> None:

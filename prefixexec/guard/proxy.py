@@ -313,9 +313,7 @@ class Proxy:
             name if isinstance(name, str) else json.dumps(name), arguments, str(request_id)
         )
         if pending.decision.blocked:
-            reason = self.guard.block(pending)
-            result = {"content": [{"type": "text", "text": reason}], "isError": True}
-            self.to_client(_line({"jsonrpc": "2.0", "id": request_id, "result": result}))
+            self.to_client(_line(blocked_answer(request_id, self.guard.block(pending))))
             return
         self.request(line, request_id, "call", pending)
 
@@ -407,22 +405,35 @@ class Proxy:
 
     def record(self, entry: _Open, message: dict[str, Any]) -> None:
         """Record an answer the client already has (the trace, the session's history)."""
-        result = message.get("result")
-        try:
-            if entry.pending is not None:
-                if "error" in message or not isinstance(result, dict):
-                    error = message.get("error")
-                    said = error.get("message") if isinstance(error, dict) else error
-                    self.guard.finish(entry.pending, "", error=f"JSON-RPC error: {said}")
-                else:
-                    self.guard.finish(entry.pending, result, is_error=result.get("isError") is True)
-            elif isinstance(result, dict) and "tools" not in result:
-                self.guard.observe(json.dumps(result, ensure_ascii=False))
-        except (InputError, RecursionError, ValueError, TypeError) as exc:  # an answer too deep to record
-            what = exc.what if isinstance(exc, InputError) else type(exc).__name__
-            sys.stderr.write(f"prefixexec guard: an answer could not be recorded: {printable(what)}\n")
-            if entry.pending is not None:
-                self.guard.finish(entry.pending, "", error=f"the answer could not be recorded: {what}")
+        record_answer(self.guard, entry.pending, message)
+
+
+def blocked_answer(request_id: object, reason: str) -> dict[str, Any]:
+    """GUARD-MODES: the JSON-RPC answer to a blocked call, a ``CallToolResult`` with ``isError``."""
+    result = {"content": [{"type": "text", "text": reason}], "isError": True}
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def record_answer(guard: Guard, pending: Pending | None, message: dict[str, Any]) -> None:
+    """Record the server's answer to a request the client made: a call's result or error
+    (``pending``: its record), else the result of another request as a text the session has seen
+    (GUARD-PROVENANCE; not a ``tools/list``)."""
+    result = message.get("result")
+    try:
+        if pending is not None:
+            if "error" in message or not isinstance(result, dict):
+                error = message.get("error")
+                said = error.get("message") if isinstance(error, dict) else error
+                guard.finish(pending, "", error=f"JSON-RPC error: {said}")
+            else:
+                guard.finish(pending, result, is_error=result.get("isError") is True)
+        elif isinstance(result, dict) and "tools" not in result:
+            guard.observe(json.dumps(result, ensure_ascii=False))
+    except (InputError, RecursionError, ValueError, TypeError) as exc:  # an answer too deep to record
+        what = exc.what if isinstance(exc, InputError) else type(exc).__name__
+        sys.stderr.write(f"prefixexec guard: an answer could not be recorded: {printable(what)}\n")
+        if pending is not None:
+            guard.finish(pending, "", error=f"the answer could not be recorded: {what}")
 
 
 def serve(
@@ -436,4 +447,4 @@ def serve(
     return proxy.run()
 
 
-__all__ = ["GRACE", "GUARD_ERROR", "Proxy", "ProxyOptions", "serve"]
+__all__ = ["GRACE", "GUARD_ERROR", "Proxy", "ProxyOptions", "blocked_answer", "record_answer", "serve"]

@@ -36,7 +36,7 @@ from typing import Any
 import attrs
 
 from prefixexec.adapters.errors import InputError
-from prefixexec.adapters.labels import _rules_bytes
+from prefixexec.adapters.labels import rules_file_bytes
 from prefixexec.adapters.regex import Pattern, checked_pattern
 from prefixexec.adapters.taubench.semantics import id_like
 from prefixexec.kernel import Label
@@ -147,7 +147,7 @@ def load_guard_rules(path: str | None, *, id_keys: bool = True) -> GuardRules:
     """The rules of the TOML file ``path`` (GUARD-RULES-FILE); none when ``path`` is ``None``."""
     if path is None:
         return GuardRules(id_keys=id_keys)
-    data = _rules_bytes(path)
+    data = rules_file_bytes(path)
     try:
         document = tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError:

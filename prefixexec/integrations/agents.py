@@ -84,7 +84,7 @@ class JsonlTraceProcessor:
 
 
 try:  # registered as a TracingProcessor where the SDK is installed (its isinstance checks pass)
-    from agents.tracing import (  # type: ignore[import-not-found]  # openai-agents: optional, untyped here
+    from agents.tracing import (  # type: ignore[import-not-found,unused-ignore]  # openai-agents: optional (found where installed: the test extra)
         TracingProcessor as _TracingProcessor,
     )
 except ImportError:  # the SDK is not installed: the class is used duck-typed
