@@ -466,57 +466,5 @@ def claims_json(rows: Sequence[ClaimRow], absent: Sequence[Submission]) -> dict[
     }
 
 
-#: The printed verdicts of the claims table.
-VERDICT_WORDS = {
-    "reproduced": "reproduced",
-    "reproduced_best_of": "reproduced (best-of-K)",
-    "differs": "DIFFERS",
-    "not_checkable": "not checkable",
-    "not_reported": "not reported",
-}
-
-
-def claims_table(claims: Mapping[str, Any]) -> tuple[str, tuple[str, ...], tuple[tuple[str, ...], ...]]:
-    """The claims table (title, headers, rows): claimed against recomputed per submission,
-    domain and metric, with the verdict and its first reason (LB-CLAIMS)."""
-    rows = []
-    for c in claims["claims"]:
-        if c["verdict"] == "not_reported":
-            continue
-        why = next((r["text"] for r in c["reasons"] if r["code"] not in ("run", "precision")), "")
-        if any(r["code"] == "no_trajectories" for r in c["reasons"]):
-            why = "no trajectories of this domain in the submission"
-        rows.append(
-            (
-                c["system"],
-                c["dataset"],
-                c["metric"],
-                c["claimed"],
-                c["ours_text"] or "-",
-                VERDICT_WORDS[c["verdict"]],
-                why[:160] + ("..." if len(why) > 160 else ""),
-            )
-        )
-    s = claims["summary"]
-    title = (
-        f"claims: {s['reproduced']} reproduced, {s['reproduced_best_of']} reproduced as best-of-K, "
-        f"{s['differs']} differ, {s['not_checkable']} not checkable ({s['not_reported']} not reported: null)"
-    )
-    return title, ("system", "domain", "metric", "claimed", "recomputed", "verdict", "why"), tuple(rows)
-
-
-def not_checkable_lines(claims: Mapping[str, Any], limit: int = 20) -> list[str]:
-    """LB-NOT-CHECKABLE: one line per submission without trajectories (a count beyond ``limit``)."""
-    absent = claims["not_checkable"]
-    lines = [
-        f"claims not checkable: {a['system']} ({a['submission']}): no trajectories"
-        + (" (trajectories_available: false)" if a["trajectories_available"] is False else "")
-        for a in absent[:limit]
-    ]
-    if len(absent) > limit:
-        lines.append(f"claims not checkable: {len(absent) - limit} more submissions without trajectories")
-    return lines
-
-
 def dumps_claims(claims: Mapping[str, Any]) -> str:
     return json.dumps(claims, indent=2, allow_nan=False)
