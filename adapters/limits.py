@@ -10,7 +10,9 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable, Iterator, Sequence
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
+
+import attrs
 
 from .errors import InputError
 
@@ -327,30 +329,22 @@ def _terminate(signum: int, frame: object) -> None:
     raise Terminated
 
 
-#: Options that name a file the command reads (HOSTILE-OPTION-FILE: inputs like the positional ones).
-INPUT_OPTIONS = ("label_rules", "theirs", "their_rollouts", "table")
+@attrs.frozen(slots=True)
+class Guarding:
+    """What :func:`guarded` needs of a command's arguments, made at the command line's boundary
+    (``prefixexec.cli.guarding_of``; spec API-PIPELINE: the ``Namespace`` stays there): the
+    files it reads (HOSTILE-OPTION-FILE: no output may replace them), its outputs by option
+    (HOSTILE-OUTPUT-EARLY, checked before any input is read), the report folder, the line
+    bound (HOSTILE-LINES) and whether notices are silenced (PROGRESS-QUIET)."""
+
+    inputs: tuple[str, ...] = ()
+    outputs: tuple[tuple[str, str | None], ...] = ()
+    folder: str | None = None
+    max_line_bytes: int | None = None
+    quiet: bool = False
 
 
-def option_files(args: Any) -> list[str]:
-    """The files a command's options read: ``--label-rules``, ``--select KEY=@FILE``, the table
-    of ``audit-table``, the reports of ``crosscheck``, ``--vectors`` (HOSTILE-OPTION-FILE: no
-    output may replace them)."""
-    found = [value for name in INPUT_OPTIONS if isinstance(value := getattr(args, name, None), str)]
-    found += [v for v in getattr(args, "vectors", None) or [] if isinstance(v, str)]
-    for item in getattr(args, "select", None) or []:
-        if isinstance(item, str) and "=@" in item:
-            found.append(item.partition("=@")[2])
-    return found
-
-
-def _paths(value: object) -> list[str | None]:
-    """An output option's paths: one, a repeated option's list, or none."""
-    if isinstance(value, list | tuple):
-        return [v for v in value if isinstance(v, str)]
-    return [value if isinstance(value, str) else None]
-
-
-def guarded(handler: Callable[[Any], int], args: Any) -> int:
+def guarded(handler: Callable[[], int], guarding: Guarding) -> int:
     """Run a command's handler so that no input gives a traceback (HOSTILE-*):
 
     outputs are checked before any input is read (HOSTILE-OUTPUT-EARLY), SIGINT and SIGTERM end
@@ -364,17 +358,11 @@ def guarded(handler: Callable[[Any], int], args: Any) -> int:
     from .files import check_distinct, check_outputs, set_inputs
 
     global max_line_bytes
-    max_line_bytes = getattr(args, "max_line_bytes", None) or MAX_LINE_BYTES
-    files = getattr(args, "files", None) or []
-    set_inputs([*(f for f in files if isinstance(f, str)), *option_files(args)])
-    folder = getattr(args, "out", None)
-    outputs = [
-        (f"--{name.replace('_', '-')}", path)
-        for name in ("output", "rollouts", "emit_evaluations", "figure")
-        for path in _paths(getattr(args, name, None))
-    ]
-    check_outputs([path for _, path in outputs], folder if isinstance(folder, str) else None)
-    check_distinct([(option, path) for option, path in outputs if isinstance(path, str)])
+    max_line_bytes = guarding.max_line_bytes or MAX_LINE_BYTES
+    set_inputs(list(guarding.inputs))
+    outputs = guarding.outputs
+    check_outputs([path for _, path in outputs], guarding.folder)
+    check_distinct([(option, path) for option, path in outputs if path is not None])
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
@@ -387,9 +375,9 @@ def guarded(handler: Callable[[Any], int], args: Any) -> int:
     global _deferred
     outer, _deferred = _deferred, []  # a command may run another in this process (conformance)
     try:
-        status = handler(args)
+        status = handler()
         held, _deferred = _deferred or [], outer
-        if not getattr(args, "quiet", False):  # PROGRESS-QUIET: --quiet silences every notice
+        if not guarding.quiet:  # PROGRESS-QUIET: --quiet silences every notice
             sys.stderr.write("".join(held))
         return status
     except KeyboardInterrupt:

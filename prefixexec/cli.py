@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from distributed import Client
 
     from prefixexec.adapters import AdapterOptions
+    from prefixexec.adapters.limits import Guarding
     from prefixexec.kernel import Rollout
     from prefixexec.kernel.accumulator import AccumulatorSet
     from prefixexec.kernel.bootstrap import BootstrapSettings
@@ -566,10 +567,52 @@ def run_values(
     args._stdout = output
     resolve_adapter(args)
     if handler is None:
-        return guarded(command_handler(command), args)
+        run = command_handler(command)
+        return guarded(lambda: run(args), guarding_of(args))
     options_class = cast(Any, _command_module(command)).Options
     chosen = handler  # (mypy keeps no narrowing inside the lambda)
-    return guarded(lambda a: chosen(typed(options_class, a)), args)
+    return guarded(lambda: chosen(typed(options_class, args)), guarding_of(args))
+
+
+#: Options that name a file the command reads (HOSTILE-OPTION-FILE: inputs like the positional ones).
+INPUT_OPTIONS = ("label_rules", "theirs", "their_rollouts", "table")
+#: Options that name a file the command writes (HOSTILE-OUTPUT-EARLY), each one path or a list.
+OUTPUT_OPTIONS = ("output", "rollouts", "emit_evaluations", "figure")
+
+
+def option_files(args: argparse.Namespace) -> list[str]:
+    """The files a command's options read: ``--label-rules``, ``--select KEY=@FILE``, the table
+    of ``audit-table``, the reports of ``crosscheck``, ``--vectors`` (HOSTILE-OPTION-FILE: no
+    output may replace them)."""
+    found = [value for name in INPUT_OPTIONS if isinstance(value := getattr(args, name, None), str)]
+    found += [v for v in getattr(args, "vectors", None) or [] if isinstance(v, str)]
+    for item in getattr(args, "select", None) or []:
+        if isinstance(item, str) and "=@" in item:
+            found.append(item.partition("=@")[2])
+    return found
+
+
+def guarding_of(args: argparse.Namespace) -> Guarding:
+    """What :func:`~prefixexec.adapters.limits.guarded` needs of the arguments (HOSTILE-*): the
+    files read, the outputs by option (one path, a repeated option's list, or none), the report
+    folder, the line bound and ``--quiet``."""
+    from prefixexec.adapters.limits import Guarding
+
+    files = getattr(args, "files", None) or []
+    outputs: list[tuple[str, str | None]] = []
+    for name in OUTPUT_OPTIONS:
+        value = getattr(args, name, None)
+        paths = [v for v in value if isinstance(v, str)] if isinstance(value, list | tuple) else [value]
+        option = f"--{name.replace('_', '-')}"
+        outputs += [(option, path if isinstance(path, str) else None) for path in paths]
+    folder = getattr(args, "out", None)
+    return Guarding(
+        inputs=(*(f for f in files if isinstance(f, str)), *option_files(args)),
+        outputs=tuple(outputs),
+        folder=folder if isinstance(folder, str) else None,
+        max_line_bytes=getattr(args, "max_line_bytes", None),
+        quiet=bool(getattr(args, "quiet", False)),
+    )
 
 
 def _command_module(command: str) -> Command:
@@ -802,7 +845,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         stdin_lines_end_at_newline()
         resolve_adapter(args)
-        return guarded(command_handler(args.command), args)
+        run = command_handler(args.command)
+        return guarded(lambda: run(args), guarding_of(args))
     except InputError as exc:
         error_line(f"{str(exc).strip()}{adapter_hint(args, exc.hint_input)}")
         return EXIT_INPUT

@@ -1341,8 +1341,7 @@ def test_an_inspect_epoch_beyond_the_bound_is_named_and_alone(
 
 def set_inputs_of(argv: list[str]) -> set[str]:
     """The files a command's arguments make inputs (HOSTILE-OPTION-FILE)."""
-    from prefixexec.adapters.limits import option_files
-    from prefixexec.cli import build_parser
+    from prefixexec.cli import build_parser, option_files
 
     args = build_parser(argv[0]).parse_args(argv)
     return {*getattr(args, "files", []), *option_files(args)}

@@ -233,3 +233,20 @@ def test_a_chosen_adapter_that_cannot_read_a_submissions_files_is_hinted(
     (line,) = captured.err.splitlines()
     assert line.startswith("prefixexec: error: ") and line.endswith(": use --adapter taubench"), line
     assert "; " + str(folder / "trajectories") in line  # the submission's file, not the folder
+
+
+@pytest.mark.spec("API-PIPELINE", "HOSTILE-OUTPUT-EARLY")
+def test_the_hostile_input_wrapper_takes_typed_values_not_the_namespace() -> None:
+    import inspect
+
+    from prefixexec.adapters.limits import Guarding, guarded
+    from prefixexec.cli import build_parser, guarding_of
+
+    assert list(inspect.signature(guarded).parameters) == ["handler", "guarding"]
+    argv = ["score", "a.jsonl", "--label-rules", "r.toml", "--select", "task=@ids.txt", "--output", "o.txt"]
+    guarding = guarding_of(build_parser("score").parse_args(argv))
+    assert isinstance(guarding, Guarding) and attrs.has(Guarding)
+    assert guarding.inputs == ("a.jsonl", "r.toml", "ids.txt")
+    assert ("--output", "o.txt") in guarding.outputs
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        guarding.quiet = True  # type: ignore[misc]  # frozen: the test checks it raises
