@@ -274,9 +274,7 @@ def _claims(claims: Sequence[ClaimRow] | None) -> bytes:
 
 def render_site(domains: Sequence[DomainBoard], claims: Sequence[ClaimRow] | None) -> dict[str, bytes]:
     """Every file of the site, rendered in memory (name -> bytes), ``index.html`` first."""
-    from prefixexec.report.figures import render
-
-    from .figure import system_curves
+    from .figure import svg_bytes, system_curves
 
     files: dict[str, bytes] = {"index.html": _index(domains, claims), "claims.html": _claims(claims)}
     for d, dom in enumerate(domains):
@@ -285,6 +283,6 @@ def render_site(domains: Sequence[DomainBoard], claims: Sequence[ClaimRow] | Non
             rollouts = dom.rollouts.get(entry["system"])
             fig = system_curves(entry, dom.board["k"], rollouts)
             name = system_figure(d, s)
-            files[name] = render(fig, "svg")
+            files[name] = svg_bytes(fig)
             files[system_page(d, s)] = _system(d, s, dom, name)
     return files
