@@ -84,10 +84,10 @@ def system_curves(entry: Mapping[str, Any], k: int, rollouts: Sequence[Rollout] 
 
 def svg_bytes(fig: Figure) -> bytes:
     """A system's figure as SVG for its page (SITE-STATIC): fixed ids, no date, and its text as
-    SVG text (the face it was laid out in, DejaVu Sans, or the browser's), not glyph paths (the report's figures embed glyphs so
-    that a file looks the same anywhere; a page's figure is read in the browser that shows the
-    page, and drawing glyphs as paths was 40% of a site's drawing time, benchmarks/
-    leaderboard_submissions.py)."""
+    SVG text (the face it was laid out in, DejaVu Sans, or the browser's), not glyph paths. The
+    report's figures embed glyphs so that a file looks the same anywhere; a page's figure is read
+    in the browser that shows the page, and glyph paths were 40% of a site's drawing time
+    (benchmarks/leaderboard_submissions.py)."""
     import io
 
     import matplotlib as mpl
