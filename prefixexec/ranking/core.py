@@ -272,11 +272,17 @@ _BLOCK_VALUES = 1 << 20
 
 
 def exact_ranks(values: Sequence[Fraction]) -> list[Fraction]:
-    """:func:`average_ranks` of exact point values."""
-    return [
-        1 + sum(1 for w in values if w > v) + Fraction(sum(1 for w in values if w == v) - 1, 2)
-        for v in values
-    ]
+    """:func:`average_ranks` of exact point values: one sort of the distinct values and their
+    counts (comparing every pair was quadratic in the systems, HOSTILE-COUNT-COST)."""
+    counts: dict[Fraction, int] = {}
+    for v in values:
+        counts[v] = counts.get(v, 0) + 1
+    greater: dict[Fraction, int] = {}
+    above = 0
+    for v in sorted(counts, reverse=True):
+        greater[v] = above
+        above += counts[v]
+    return [1 + greater[v] + Fraction(counts[v] - 1, 2) for v in values]
 
 
 def pair_signs(values: FloatArray) -> npt.NDArray[np.int8]:
@@ -441,7 +447,21 @@ _Point = tuple[int, str, int]
 
 def _curve_column(s: _System, kind: str, k: int) -> tuple[Any, Any]:
     """PASSK-BOOT's integer (numerator, denominator) task columns of one curve point."""
-    return pk.task_columns(s.n, s.c if kind.startswith("pass") else s.e, k, kind.endswith("_at_k"))
+    num, den = pk.task_columns(s.n, s.c if kind.startswith("pass") else s.e, k, kind.endswith("_at_k"))
+    if num.dtype != object:
+        return num, den
+    # Python integers: the same ratio in lowest terms under every resample (divide by the gcd of
+    # L and every numerator). A task whose pass^k is 0 or 1 then costs nothing, and a column of
+    # 0s and 1s (pass^k beyond the largest c, pass@k beyond n - c) is int64 again: the replicates
+    # are the same rationals, so the same doubles (BOOT-REPLICATE), without big-integer products.
+    L = int(den[0])
+    g = math.gcd(L, *num.tolist())
+    if g == 1:
+        return num, den
+    top = L // g
+    dtype: type = np.int64 if top < 2**62 else object
+    reduced: npt.NDArray[Any] = np.array([v // g for v in num.tolist()], dtype=dtype)
+    return reduced, np.full(den.shape[0], top, dtype=dtype)
 
 
 def _sum_bytes(s: _System, k: int, n_tasks: int) -> int:
