@@ -5,9 +5,10 @@
 document: per dataset, one entry per system with its point estimates (exact), intervals, rank
 and rank interval per metric; Kendall's tau-b between the success ranking and each other
 metric's; and the pairs of systems that success and another metric order differently, with the
-share of resamples in which each order holds. Every replicate comes from one resample matrix
-per dataset, drawn by the kernel's :func:`~prefixexec.kernel.bootstrap.resample_counts` exactly
-as ``score`` draws it (BOOT-DRAW; :func:`resamples` is the one place), so the intervals equal
+share of resamples in which each order holds. Every replicate comes from the dataset's one
+resample stream, drawn in bounded blocks by the kernel's
+:func:`~prefixexec.kernel.bootstrap.resample_blocks`, the rows :func:`resample_counts` gives
+``score`` (BOOT-DRAW, BOOT-BLOCK; LB-MEMORY plans the peak first), so the intervals equal
 ``score``'s (RR's is ``score``'s Wilson interval, its bootstrap one ``ci_bootstrap``: LB-CI) and
 every rank, tau-b and order share is paired.
 """
