@@ -23,7 +23,6 @@ import contextlib
 import gzip
 import io
 import json
-import random
 import shutil
 import struct
 import tracemalloc
@@ -119,7 +118,9 @@ def mutated_bytes(draw: st.DrawFn, seed: bytes) -> bytes:
 @pytest.mark.spec("HOSTILE-FUZZ", "HOSTILE-ERROR", "TRACE-OTLP-PROTOBUF")
 @FUZZ
 @given(data=st.data(), form=st.sampled_from(["single", "stream", "single.gz", "stream.gz"]))
-def test_fuzzed_otlp_protobuf(data: st.DataObject, form: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_fuzzed_otlp_protobuf(
+    data: st.DataObject, form: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     seed = (OTLP / ("genai.pb" if form.startswith("single") else "genai-stream.pb")).read_bytes()
     body = data.draw(mutated_bytes(seed))
     if form.startswith("stream") and data.draw(st.booleans()):  # a size prefix changed
@@ -167,9 +168,26 @@ def test_a_huge_otlp_json_document_is_read_in_memory_bounded_by_its_size(copies:
 # ------------------------------------------------------------------------------ tau2
 
 
+def tau2_folder(root: Path) -> Path:
+    """A tau2 run in tau2's folder form (DETECT-TAU2-DIR): the real airline run of tests/data/real
+    split into ``results.json`` (its info and tasks) and ``simulations/<id>.json`` (its first
+    three simulations). The real voice experiment has this form too, but its simulations keep
+    ticks only and are not scored, so mutations of it reach only that error."""
+    run = json.loads(TAU2_RUN.read_text(encoding="utf-8"))
+    folder = root / "experiment"
+    (folder / "simulations").mkdir(parents=True)
+    head = {key: value for key, value in run.items() if key != "simulations"}
+    (folder / "results.json").write_text(json.dumps(head), encoding="utf-8")
+    for simulation in run["simulations"][:3]:
+        (folder / "simulations" / f"{simulation['id']}.json").write_text(
+            json.dumps(simulation), encoding="utf-8"
+        )
+    return folder
+
+
 def voice_folder(root: Path) -> Path:
     """The real tau2 voice experiment (results.json + simulations/), its simulations decompressed."""
-    folder = root / "experiment"
+    folder = root / "voice"
     (folder / "simulations").mkdir(parents=True)
     shutil.copy(VOICE / "results.json", folder / "results.json")
     for sim in sorted((VOICE / "simulations").iterdir()):
@@ -180,14 +198,22 @@ def voice_folder(root: Path) -> Path:
 
 @pytest.mark.spec("HOSTILE-FUZZ", "DETECT-TAU2-DIR")
 @FUZZ
-@given(data=st.data(), which=st.sampled_from(["results", "simulation"]))
-def test_fuzzed_tau2_folders(data: st.DataObject, which: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+@given(data=st.data(), which=st.sampled_from(["results", "simulation", "voice results", "voice simulation"]))
+def test_fuzzed_tau2_folders(
+    data: st.DataObject, which: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     folder = voice_folder(tmp_path_factory.mktemp("tau2"))
     target = (
-        folder / "results.json" if which == "results" else sorted((folder / "simulations").iterdir())[0]
+        folder / "results.json"
+        if which.endswith("results")
+        else sorted((folder / "simulations").iterdir())[0]
     )
     target.write_text(data.draw(mutated(target.read_text(encoding="utf-8"))), encoding="utf-8")
     check(folder, "taubench")
+
+
+#: TAU-BARE-LIST: the file name says the domain (<agent>_<domain>_<model>_<n>trial(s).json).
+BARE_NAME = "llm_agent_airline_grok-3-mini_1trial.json"
 
 
 def bare_list() -> str:
@@ -200,7 +226,7 @@ def bare_list() -> str:
 @FUZZ
 @given(data=st.data())
 def test_fuzzed_tau2_bare_lists(data: st.DataObject, tmp_path_factory: pytest.TempPathFactory) -> None:
-    path = tmp_path_factory.mktemp("bare") / "simulations.json"
+    path = tmp_path_factory.mktemp("bare") / BARE_NAME
     path.write_text(data.draw(mutated(bare_list())), encoding="utf-8")
     check(path, "taubench", "--model", "m", "--method", "x")
 
@@ -222,9 +248,23 @@ def test_fuzzed_fine_tuning_lines(data: st.DataObject, tmp_path_factory: pytest.
     check(path, "chat", "--model", "m", "--method", "x")
 
 
-def test_the_seeds_are_read() -> None:
-    """Every seed, unmutated, scores (so the mutations start from a valid input)."""
-    random.seed(0)
+@pytest.mark.spec("HOSTILE-FUZZ")
+def test_every_seed_unmutated_is_scored(tmp_path: Path) -> None:
+    """The mutations start from valid input: every seed scores (exit 0)."""
+    seeds = {
+        "a.pb": ("otel", (OTLP / "genai.pb").read_bytes()),
+        "b.pb": ("otel", (OTLP / "genai-stream.pb").read_bytes()),
+        "c.pb.gz": ("otel", gzip.compress((OTLP / "genai.pb").read_bytes(), mtime=0)),
+        "d.json": ("otel", (OTLP / "genai-pretty.json").read_bytes()),
+        BARE_NAME: ("taubench", bare_list().encode()),
+        "f.jsonl": ("chat", sft_lines(2).encode()),
+    }
+    for name, (adapter, body) in seeds.items():
+        (tmp_path / name).write_bytes(body)
+        extra = ("--model", "m", "--method", "x") if adapter != "otel" else ()
+        assert check(tmp_path / name, adapter, *extra)[0] == 0, name
+    assert check(tau2_folder(tmp_path), "taubench")[0] == 0
+    assert check(voice_folder(tmp_path), "taubench")[0] == 2  # ticks only: one error line
 
 
 # ------------------------------------------------------------------------------ the guard
@@ -247,9 +287,11 @@ GUARD_CASES: list[tuple[str, bytes, int]] = [
     ("a batch with an id of -Infinity", b'[{"jsonrpc":"2.0","id":-Infinity,"method":"tools/call"}]', 1),
     ("unknown method", b'{"jsonrpc":"2.0","id":10,"method":"no/such"}', 1),
     ("params a list", b'{"jsonrpc":"2.0","id":11,"method":"tools/call","params":[1,2]}', 1),
-    ("arguments a string", b'{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"echo","arguments":"x"}}', 1),
+    ("arguments a string",
+     b'{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"echo","arguments":"x"}}', 1),
     ("a name of 1e400", b'{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":1e400}}', 1),
-    ("a surrogate tool name", b'{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"\\udfff"}}', 1),
+    ("a surrogate tool name",
+     b'{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"\\udfff"}}', 1),
 ]  # fmt: skip
 
 
