@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
 from collections import Counter
 from fractions import Fraction
 from pathlib import Path
@@ -483,11 +484,12 @@ def test_pairs_of_itertools_match_triu_order() -> None:
     ]
 
 
-@pytest.mark.spec("LB-MEMORY")
+@pytest.mark.spec("LB-MEMORY", "BOOT-BLOCK")
 def test_a_resample_matrix_that_cannot_fit_is_refused_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import prefixexec.scale
+    from prefixexec.ranking.core import KEEP_BYTES
 
     lines = [
         json.dumps({"dataset": "d", "task_id": f"t{j}", "model": m, "method": "x", "trial": 0,
@@ -496,10 +498,19 @@ def test_a_resample_matrix_that_cannot_fit_is_refused_in_one_line(
     ]  # fmt: skip
     path = tmp_path / "r.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    # 10,000 resamples x 1,000 tasks x 24 bytes = 240 MB; say only 100 MB are available
-    monkeypatch.setattr(prefixexec.scale, "available_memory", lambda: 100_000_000)
-    code = main(["leaderboard", str(path)])
+    # The whole matrix (2,000 resamples x 1,000 tasks x 24 bytes = 48 MB) was refused under
+    # 30 MB; drawn in blocks it is never held, so the leaderboard now fits.
+    monkeypatch.setattr(prefixexec.scale, "available_memory", lambda: 30_000_000)
+    assert main(["leaderboard", "--bootstrap", "2000", str(path)]) == 0
+    capsys.readouterr()
+    # What must fit is the kept replicates: 2 systems x 7 metrics x KEEP_BYTES a resample,
+    # 896 KB at 2,000 resamples; say only 600 KB are available.
+    assert 2 * 7 * KEEP_BYTES * 2000 > 600_000
+    monkeypatch.setattr(prefixexec.scale, "available_memory", lambda: 600_000)
+    code = main(["leaderboard", "--bootstrap", "2000", str(path)])
     out, err = capsys.readouterr()
     assert code == 2 and out == "" and err.count("\n") == 1, err
-    assert "use --bootstrap 4166 or less" in err  # 100e6 // (24 x 1000)
-    assert main(["leaderboard", "--bootstrap", "4166", str(path)]) == 0
+    most = int(re.search(r"use --bootstrap (\d+) or less", err)[1])  # type: ignore[index]  # asserted by the match
+    assert 0 < most < 600_000 // (2 * 7 * KEEP_BYTES), err
+    assert main(["leaderboard", "--bootstrap", str(most), str(path)]) == 0
+    assert main(["leaderboard", "--bootstrap", str(2 * most), str(path)]) == 2

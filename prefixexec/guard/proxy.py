@@ -19,6 +19,7 @@ server's stdin is closed, it is stopped after a grace period, open calls are rec
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 import threading
@@ -36,6 +37,8 @@ from .core import Guard, Mode, Pending
 GUARD_ERROR = -32000
 #: JSON-RPC's parse error.
 PARSE_ERROR = -32700
+#: JSON-RPC's "Invalid Request": an id the guard cannot echo (HOSTILE-GUARD-INPUT).
+INVALID_REQUEST = -32600
 #: Seconds the server gets to exit after the client disconnected, before it is stopped.
 GRACE = 2.0
 #: The longest excerpt of a garbage line quoted in an error.
@@ -70,6 +73,32 @@ class _Open:
     pending: Pending | None = None
     answer: dict[str, Any] | None = None
     done: threading.Event | None = None
+
+
+def _not_json(constant: str) -> object:
+    """``NaN``, ``Infinity`` and ``-Infinity`` are not JSON: a line holding one is not read."""
+    raise ValueError(f"{constant} is not JSON")
+
+
+def _echoable(message: object) -> bool:
+    """HOSTILE-GUARD-INPUT: a request's id is one JSON-RPC allows (a string, a number, null) and
+    the guard can write back as JSON: a finite number (``1e400`` reads as infinity), text without
+    a lone surrogate (``"\\ud800"`` cannot be written as UTF-8). Anything else (an object, a
+    list, ``true``) is an invalid request."""
+    if not isinstance(message, dict) or "id" not in message:
+        return True
+    value = message["id"]
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+    return False
 
 
 def _key(value: object) -> str:
@@ -234,11 +263,17 @@ class Proxy:
 
     def from_client(self, line: bytes) -> None:
         try:
-            message = json.loads(line)
+            message = json.loads(line, parse_constant=_not_json)
         except (ValueError, RecursionError):
             # not forwarded: a line the guard cannot read could be a call it cannot check
             excerpt = printable(line.decode("utf-8", "replace").strip())[:EXCERPT]
             answer = {"code": PARSE_ERROR, "message": f"prefixexec guard: parse error: {excerpt}"}
+            self.to_client(_line({"jsonrpc": "2.0", "id": None, "error": answer}))
+            return
+        if not all(_echoable(m) for m in (message if isinstance(message, list) else [message])):
+            # HOSTILE-GUARD-INPUT: not forwarded either; its answer could not carry the id
+            why = "an id must be a string, a finite number or null"
+            answer = {"code": INVALID_REQUEST, "message": f"prefixexec guard: invalid request: {why}"}
             self.to_client(_line({"jsonrpc": "2.0", "id": None, "error": answer}))
             return
         if isinstance(message, list):

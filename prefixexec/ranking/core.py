@@ -5,9 +5,10 @@
 document: per dataset, one entry per system with its point estimates (exact), intervals, rank
 and rank interval per metric; Kendall's tau-b between the success ranking and each other
 metric's; and the pairs of systems that success and another metric order differently, with the
-share of resamples in which each order holds. Every replicate comes from one resample matrix
-per dataset, drawn by the kernel's :func:`~prefixexec.kernel.bootstrap.resample_counts` exactly
-as ``score`` draws it (BOOT-DRAW; :func:`resamples` is the one place), so the intervals equal
+share of resamples in which each order holds. Every replicate comes from the dataset's one
+resample stream, drawn in bounded blocks by the kernel's
+:func:`~prefixexec.kernel.bootstrap.resample_blocks`, the rows :func:`resample_counts` gives
+``score`` (BOOT-DRAW, BOOT-BLOCK; LB-MEMORY plans the peak first), so the intervals equal
 ``score``'s (RR's is ``score``'s Wilson interval, its bootstrap one ``ci_bootstrap``: LB-CI) and
 every rank, tau-b and order share is paired.
 """
@@ -15,6 +16,7 @@ every rank, tau-b and order share is paired.
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
@@ -28,15 +30,22 @@ from prefixexec.inference import restrict
 from prefixexec.kernel import ConditionKey, ConditionMetrics
 from prefixexec.kernel import passk as pk
 from prefixexec.kernel.accumulator import Accumulator, AccumulatorSet
+from prefixexec.kernel.bootstrap import _SCALAR_RATIOS as scalar_ratios
 from prefixexec.kernel.bootstrap import (
+    BLOCK_BYTES,
+    CELL_BYTES,
+    GROUP_BYTES,
+    REPLICATE_BYTES,
     BootstrapSettings,
     IntArray,
+    default_block,
     percentile_intervals_rows,
-    resample_counts,
+    resample_blocks,
+    task_sum_columns,
     weighted_sums,
     wilson_interval,
 )
-from prefixexec.kernel.bootstrap import _replicates_from as replicates_from
+from prefixexec.kernel.bootstrap import _ratio as ratio
 from prefixexec.scoring import approx, exact
 
 FloatArray = npt.NDArray[np.float64]
@@ -123,33 +132,6 @@ class LeaderboardOptions:
     def ranked(self) -> tuple[str, ...]:
         """Success, then the chosen metrics in table order."""
         return ("success", *(m for m in PREFIX_METRICS if m in self.metrics))
-
-
-def resamples(n_tasks: int, settings: BootstrapSettings) -> IntArray:
-    """The dataset's resample counts W (B x tasks), drawn as ``score`` draws them (BOOT-DRAW,
-    BOOT-PAIRED): the one place the leaderboard draws resamples.
-
-    The leaderboard keeps the whole matrix (every system's ranks are taken per resample): a
-    matrix that cannot fit in memory is refused before it is drawn, in one line (LB-MEMORY)."""
-    from prefixexec.adapters import InputError
-    from prefixexec.scale import available_memory
-
-    limit = available_memory()
-    need = _DRAW_BYTES * settings.B * max(n_tasks, 1)
-    if limit is not None and need > limit:
-        most = max(1, limit // (_DRAW_BYTES * max(n_tasks, 1)))
-        raise InputError(
-            "--bootstrap",
-            f"the leaderboard keeps all {settings.B} resamples of {n_tasks} tasks, about "
-            f"{need / 1e9:.1f} GB, more than the {limit / 1e9:.1f} GB available; use --bootstrap {most} "
-            "or less (score and compare draw in bounded blocks: BOOT-BLOCK)",
-        )
-    return resample_counts(n_tasks, settings.B, settings.seed)
-
-
-#: Bytes per resample and task while the matrix is drawn: the index matrix, its offsets and the
-#: counts, int64 each (kernel.bootstrap.resample_counts).
-_DRAW_BYTES = 24
 
 
 @attrs.frozen(slots=True)
@@ -267,24 +249,48 @@ def _point(s: _System, metric: str, k: int, curves: Mapping[str, Sequence[Fracti
 
 def average_ranks(values: FloatArray) -> FloatArray:
     """LB-RANK: rank of each column in every row of ``values`` (rows x systems), 1 = largest,
-    ties by the average of the ranks they span: ``1 + #{greater} + (#{equal} - 1) / 2``."""
+    ties by the average of the ranks they span: ``1 + #{greater} + (#{equal} - 1) / 2``.
+
+    Each row is sorted once and every tie group's first and last position found along it:
+    O(S log S) a row (comparing every pair was S^2 a row, HOSTILE-COUNT-COST), in blocks of
+    about a million values (bounded memory)."""
     rows, S = values.shape
     out = np.empty((rows, S), dtype=np.float64)
-    step = max(1, (1 << 22) // max(S * S, 1))  # bounded memory: step x S x S comparisons
+    if S == 0:
+        return out
+    step = max(1, _BLOCK_VALUES // S)
+    at = np.arange(S, dtype=np.int64)
     for start in range(0, rows, step):
         block = values[start : start + step]
-        greater = (block[:, None, :] > block[:, :, None]).sum(axis=2)
-        equal = (block[:, None, :] == block[:, :, None]).sum(axis=2)
-        out[start : start + step] = 1 + greater + (equal - 1) / 2
+        order = np.argsort(block, axis=1, kind="stable")
+        ordered = np.take_along_axis(block, order, axis=1)
+        differs = ordered[:, 1:] != ordered[:, :-1]
+        first = np.where(np.concatenate([np.ones((block.shape[0], 1), bool), differs], axis=1), at, 0)
+        first = np.maximum.accumulate(first, axis=1)
+        last = np.where(np.concatenate([differs, np.ones((block.shape[0], 1), bool)], axis=1), at, S)
+        last = np.minimum.accumulate(last[:, ::-1], axis=1)[:, ::-1]
+        greater = S - 1 - last
+        equal = last - first + 1
+        np.put_along_axis(out[start : start + step], order, 1 + greater + (equal - 1) / 2, axis=1)
     return out
 
 
+#: Values handled at once by the blocked rank and Kendall computations (bounded memory).
+_BLOCK_VALUES = 1 << 20
+
+
 def exact_ranks(values: Sequence[Fraction]) -> list[Fraction]:
-    """:func:`average_ranks` of exact point values."""
-    return [
-        1 + sum(1 for w in values if w > v) + Fraction(sum(1 for w in values if w == v) - 1, 2)
-        for v in values
-    ]
+    """:func:`average_ranks` of exact point values: one sort of the distinct values and their
+    counts (comparing every pair was quadratic in the systems, HOSTILE-COUNT-COST)."""
+    counts: dict[Fraction, int] = {}
+    for v in values:
+        counts[v] = counts.get(v, 0) + 1
+    greater: dict[Fraction, int] = {}
+    above = 0
+    for v in sorted(counts, reverse=True):
+        greater[v] = above
+        above += counts[v]
+    return [1 + greater[v] + Fraction(counts[v] - 1, 2) for v in values]
 
 
 def pair_signs(values: FloatArray) -> npt.NDArray[np.int8]:
@@ -305,6 +311,114 @@ def tau_b(x: npt.NDArray[Any], y: npt.NDArray[Any]) -> FloatArray:
     return out
 
 
+def dense_ranks(values: npt.NDArray[Any]) -> IntArray:
+    """Each row's values replaced by their dense rank (0 = smallest, equal values equal ranks)."""
+    order = np.argsort(values, axis=1, kind="stable")
+    ordered = np.take_along_axis(values, order, axis=1)
+    new = np.ones(ordered.shape, dtype=np.int64)
+    new[:, 0] = 0
+    new[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    out = np.empty(values.shape, dtype=np.int64)
+    np.put_along_axis(out, order, np.cumsum(new, axis=1), axis=1)
+    return out
+
+
+def _tied_pairs(keys: IntArray, width: int) -> IntArray:
+    """Per row, the pairs of equal values among ``keys`` (non-negative integers below ``width``)."""
+    rows = keys.shape[0]
+    flat = (np.arange(rows, dtype=np.int64)[:, None] * width + keys).reshape(-1)
+    unique, counts = np.unique(flat, return_counts=True)
+    out = np.zeros(rows, dtype=np.int64)
+    np.add.at(out, unique // width, counts * (counts - 1) // 2)
+    return out
+
+
+def _inversions(values: IntArray) -> IntArray:
+    """Per row, the pairs i < j with ``values[i] > values[j]`` (non-negative integers below the
+    row length + 1): a bottom-up merge count, O(n log^2 n) a row, vectorised over rows."""
+    rows, n = values.shape
+    total = np.zeros(rows, dtype=np.int64)
+    if n < 2:
+        return total
+    size = 1 << (n - 1).bit_length()
+    top = n + 1  # the padding value: after every value, so it is never counted (see below)
+    cur = np.full((rows, size), n, dtype=np.int64)
+    cur[:, :n] = values
+    # Padding sits at the end: a left half holding padding has only padding on its right.
+    w = 1
+    while w < size:
+        blocks = size // (2 * w)
+        pairs = cur.reshape(rows, blocks, 2, w)
+        base = (np.arange(rows * blocks, dtype=np.int64) * top).reshape(rows, blocks, 1)
+        left = (pairs[:, :, 0, :] + base).reshape(-1)  # sorted: halves are sorted, bases increase
+        right = pairs[:, :, 1, :] + base
+        at = np.searchsorted(left, right.reshape(-1), side="right").reshape(rows, blocks, w)
+        start = (np.arange(rows * blocks, dtype=np.int64) * w).reshape(rows, blocks, 1)
+        total += (w - (at - start)).reshape(rows, -1).sum(axis=1)
+        cur = np.sort(cur.reshape(rows, blocks, 2 * w), axis=2).reshape(rows, size)
+        w *= 2
+    return total
+
+
+@attrs.frozen(slots=True)
+class KendallCounts:
+    """LB-KENDALL's counts per row of two rankings of n systems: ``pairs`` (n_0), pairs tied in
+    x (n_1), in y (n_2), in both (n_3), and ``discordant`` (n_d); concordant is
+    ``n_0 - n_1 - n_2 + n_3 - n_d``."""
+
+    pairs: int
+    ties_x: IntArray
+    ties_y: IntArray
+    ties_both: IntArray
+    discordant: IntArray
+
+    @property
+    def concordant(self) -> IntArray:
+        out: IntArray = self.pairs - self.ties_x - self.ties_y + self.ties_both - self.discordant
+        return out
+
+    @property
+    def flipped(self) -> IntArray:
+        """Pairs whose two signs differ (LB-FLIPS): neither concordant nor tied in both."""
+        out: IntArray = self.pairs - self.concordant - self.ties_both
+        return out
+
+    def tau_b(self) -> FloatArray:
+        """:func:`tau_b` from the counts, with its floating-point operations."""
+        num = (self.concordant - self.discordant).astype(np.float64)
+        den = np.sqrt((self.pairs - self.ties_x).astype(np.float64) * (self.pairs - self.ties_y))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out: FloatArray = num / den
+        out[den == 0] = np.nan
+        return out
+
+
+def kendall_counts(x: npt.NDArray[Any], y: npt.NDArray[Any]) -> KendallCounts:
+    """Knight's O(n log n) count of each row's concordant, discordant and tied pairs of two
+    rankings (rows x n, no NaN): sort by (x, y), count y's inversions (HOSTILE-COUNT-COST:
+    comparing every pair was quadratic in the systems)."""
+    rows, n = x.shape
+    if n < 2:
+        none = np.zeros(rows, dtype=np.int64)
+        return KendallCounts(0, none, none, none, none)
+    rx, ry = dense_ranks(x), dense_ranks(y)
+    joint = rx * n + ry
+    order = np.argsort(joint, axis=1, kind="stable")
+    return KendallCounts(
+        pairs=n * (n - 1) // 2,
+        ties_x=_tied_pairs(rx, n),
+        ties_y=_tied_pairs(ry, n),
+        ties_both=_tied_pairs(joint, n * n),
+        discordant=_inversions(np.take_along_axis(ry, order, axis=1)),
+    )
+
+
+def _exact_ranks_dense(values: Sequence[Fraction]) -> IntArray:
+    """Exact values as dense ranks (one sort of the distinct values)."""
+    position = {v: i for i, v in enumerate(sorted(set(values)))}
+    return np.array([position[v] for v in values], dtype=np.int64)
+
+
 def _sign(a: Fraction, b: Fraction) -> int:
     return (a > b) - (a < b)
 
@@ -316,71 +430,232 @@ def _pair(interval: tuple[float, float] | None) -> list[float] | None:
 # ---------------------------------------------------------------------------------- datasets
 
 
+# The bounded, blocked draw (BOOT-BLOCK, LB-MEMORY). The replicates the ranks need (every
+# system's five scalar metrics and pass^k, TER^k at the leaderboard's k: _KEPT) are kept whole
+# (systems x B each); every other curve point (pass^k, pass@k, TER^k, TER@k at each k up to a
+# system's cap) needs only its interval, so those rows are computed a group at a time, the
+# stream drawn again for each group, and dropped once their intervals are taken. The resample
+# counts come block by block from the kernel's resample_blocks: the rows of resample_counts,
+# the same stream in the same order (BOOT-DRAW), so every replicate is the one the whole
+# matrix gave, exactly.
+
+#: The replicates every system keeps over all B resamples (ranks, rank intervals, Kendall, flips).
+_KEPT: tuple[str, ...] = (*_SCALARS, "pass_hat_k", "ter_hat_k")
+#: Bytes per kept replicate (LB-MEMORY): the double, its rank in its resample, the copy the
+#: percentile selection or the ranked block makes, and the NaN flags.
+KEEP_BYTES = 32
+#: Per task sums of the scalar metrics: the first columns of an accumulator's task sums.
+_SCALAR_COLUMNS = task_sum_columns(0)
+#: Each scalar metric's (numerator, denominator) among them, as the kernel's replicates take them.
+_SCALAR_AT = {m: (_SCALAR_COLUMNS.index(a), _SCALAR_COLUMNS.index(b)) for m, (a, b) in scalar_ratios.items()}
+
+#: One curve point of one system: (system, kind, k).
+_Point = tuple[int, str, int]
+
+
+def _curve_column(s: _System, kind: str, k: int) -> tuple[Any, Any]:
+    """PASSK-BOOT's integer (numerator, denominator) task columns of one curve point."""
+    num, den = pk.task_columns(s.n, s.c if kind.startswith("pass") else s.e, k, kind.endswith("_at_k"))
+    if num.dtype != object:
+        return num, den
+    # Python integers: the same ratio in lowest terms under every resample (divide by the gcd of
+    # L and every numerator). A task whose pass^k is 0 or 1 then costs nothing, and a column of
+    # 0s and 1s (pass^k beyond the largest c, pass@k beyond n - c) is int64 again: the replicates
+    # are the same rationals, so the same doubles (BOOT-REPLICATE), without big-integer products.
+    L = int(den[0])
+    g = math.gcd(L, *num.tolist())
+    if g == 1:
+        return num, den
+    top = L // g
+    dtype: type = np.int64 if top < 2**62 else object
+    reduced: npt.NDArray[Any] = np.array([v // g for v in num.tolist()], dtype=dtype)
+    return reduced, np.full(den.shape[0], top, dtype=dtype)
+
+
+def _sum_bytes(s: _System, k: int, n_tasks: int) -> int:
+    """Bytes one weighted sum of a curve point of ``s`` at ``k`` takes in a block, with its ratio
+    and a temporary: 8 each below 2^53, else a Python integer of about the bits of the common
+    multiple L of the C(n_j, k) (at most the sum of their bits) and the tasks drawn."""
+    bits = n_tasks.bit_length() + sum(
+        math.ceil((math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)) / math.log(2)) + 1
+        for n in set(s.n)
+    )
+    return 24 if bits < 53 else 3 * (bits // 8 + 40)
+
+
+@attrs.frozen(slots=True)
+class _Plan:
+    """How a dataset's replicates are drawn: ``block`` resamples a block, the curve points of
+    each pass (the first pass also computes the kept replicates), and the bytes at the peak."""
+
+    block: int
+    passes: tuple[tuple[_Point, ...], ...]
+    peak: int
+
+
+def _plan(systems: Sequence[_System], n_tasks: int, B: int, k: int, limit: int | None) -> _Plan:
+    """LB-MEMORY: blocks and passes whose peak fits ``limit`` (bytes; None: BOOT-BLOCK's defaults),
+    or one error line naming the largest ``--bootstrap`` that fits, before anything is drawn.
+
+    The peak is the kept replicates (:data:`KEEP_BYTES` each, :data:`_KEPT` per system and
+    resample), the scalar task sums, one pass's replicates (REPLICATE_BYTES each) and one block:
+    CELL_BYTES per resample and task plus every weighted sum of the pass (:func:`_sum_bytes`)."""
+    S = len(systems)
+    points = [
+        (i, kind, j)
+        for i, s in enumerate(systems)
+        for j in range(1, s.cap + 1)
+        for kind in pk.KINDS
+        if not (j == k and kind in _KEPT)
+    ]
+    cost = {(i, j): _sum_bytes(systems[i], j, n_tasks) for i, _, j in points}
+    kept_cost = sum(_sum_bytes(s, k, n_tasks) for s in systems) * 2 + S * len(_SCALAR_COLUMNS) * 24
+    fixed = n_tasks * S * len(_SCALAR_COLUMNS) * 8 + B * S * len(_KEPT) * KEEP_BYTES
+
+    def passes(per: int) -> list[list[_Point]]:
+        return [points[a : a + per] for a in range(0, len(points), per)] or [[]]
+
+    def per_resample(per: int) -> int:
+        widest = max(sum(cost[(i, j)] for i, _, j in p) for p in passes(per))
+        return n_tasks * CELL_BYTES + kept_cost + widest
+
+    def peak(per: int, block: int) -> int:
+        return fixed + min(per, len(points)) * B * REPLICATE_BYTES + block * per_resample(per)
+
+    per = max(1, GROUP_BYTES // (REPLICATE_BYTES * B))
+    block = max(1, min(default_block(n_tasks, B), BLOCK_BYTES // per_resample(per)))
+    if limit is not None:
+        while per > 1 and peak(per, block) > limit:
+            per = max(1, per // 2)
+        while block > 1 and peak(per, block) > limit:
+            block = max(1, block // 2)
+        if peak(per, block) > limit:
+            need = peak(per, block)
+            each = S * len(_KEPT) * KEEP_BYTES + REPLICATE_BYTES  # what one more resample costs
+            most = max(0, (limit - (need - B * each)) // each)
+            advice = f"use --bootstrap {most} or less" if most >= 1 else "use --bootstrap 0 (no intervals)"
+            raise InputError(
+                "--bootstrap",
+                f"the leaderboard keeps {len(_KEPT)} replicates of each of its {S} systems in all {B} "
+                f"resamples of {n_tasks} tasks, about {_bytes(need)} even drawn one resample at a "
+                f"time, more than the {_bytes(limit)} available; {advice} (LB-MEMORY)",
+            )
+    return _Plan(block, tuple(tuple(p) for p in passes(per)), peak(per, block))
+
+
+def _bytes(n: int) -> str:
+    for unit, scale in (("GB", 10**9), ("MB", 10**6), ("KB", 10**3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
+
+
+def _curve_replicates(W: IntArray, columns: Sequence[tuple[Any, Any]]) -> FloatArray:
+    """pass^k replicates (columns x W's rows) of ``columns``: int64 columns in one product,
+    Python-integer ones in another (each exact, BOOT-REPLICATE), rows in ``columns``' order."""
+    out = np.empty((len(columns), W.shape[0]), dtype=np.float64)
+    for wide in (False, True):
+        where = [c for c, (num, _) in enumerate(columns) if (num.dtype == object) == wide]
+        if where:
+            part = [columns[c] for c in where]
+            Z = weighted_sums(W, np.column_stack([num for num, _ in part]))
+            out[where] = pk.replicates(W, part, Z)
+    return out
+
+
+def _draw(
+    systems: Sequence[_System],
+    tasks: Sequence[str],
+    settings: BootstrapSettings,
+    block: int,
+    X: IntArray | None,
+    points: Sequence[_Point],
+    k: int,
+) -> tuple[FloatArray | None, FloatArray]:
+    """One pass over the resample stream, ``block`` resamples at a time: with ``X`` (the scalar
+    task sums of every system, side by side) the kept replicates (_KEPT x systems x B), and the
+    replicates of ``points`` (points x B)."""
+    n_tasks, B, S = len(tasks), settings.B, len(systems)
+    width = len(_SCALAR_COLUMNS)
+    kept = None if X is None else np.empty((len(_KEPT), S, B), dtype=np.float64)
+    at_k = (
+        [] if X is None else [_curve_column(s, kind, k) for s in systems for kind in _KEPT[len(_SCALARS) :]]
+    )
+    columns = [_curve_column(systems[i], kind, j) for i, kind, j in points]
+    out = np.empty((len(columns), B), dtype=np.float64)
+    done = 0
+    for W in resample_blocks(n_tasks, B, settings.seed, block):
+        rows = W.shape[0]
+        if kept is not None and X is not None:
+            Z = weighted_sums(W, X)
+            for i in range(S):
+                for m, name in enumerate(_SCALARS):
+                    num, den = _SCALAR_AT[name]
+                    kept[m, i, done : done + rows] = ratio(Z[i * width + num], Z[i * width + den])
+            extra = _curve_replicates(W, at_k).reshape(S, len(_KEPT) - len(_SCALARS), rows)
+            kept[len(_SCALARS) :, :, done : done + rows] = extra.transpose(1, 0, 2)
+        if columns:
+            out[:, done : done + rows] = _curve_replicates(W, columns)
+        done += rows
+    return kept, out
+
+
 @attrs.frozen(slots=True)
 class _Boot:
-    """Every replicate of one dataset: metric -> (systems x B), plus pass^k's per k."""
+    """One dataset's bootstrap: the kept replicates (metric -> systems x B) and, per system and
+    curve kind, every curve point's (interval, resamples left out)."""
 
-    scalars: Mapping[str, FloatArray]
-    curves: Mapping[str, FloatArray]  # kind -> (systems x cap_max x B), NaN beyond a system's cap
-
-
-def _bootstrap(systems: Sequence[_System], tasks: Sequence[str], settings: BootstrapSettings) -> _Boot:
-    """Every replicate from the one resample matrix (BOOT-DRAW) in one weighted product: each
-    system's per-task sums (BOOT-CLUSTER, the kernel's ``task_sums``) and pass^k's task columns
-    (PASSK-BOOT) side by side, as ``score`` lays its conditions side by side."""
-    W = resamples(len(tasks), settings)
-    sums = [s.acc.task_sums(tasks) for s in systems]
-    columns: list[tuple[Any, Any]] = []
-    for s in systems:
-        for k in range(1, s.cap + 1):
-            columns += [
-                pk.task_columns(s.n, s.c, k, False),
-                pk.task_columns(s.n, s.c, k, True),
-                pk.task_columns(s.n, s.e, k, False),
-                pk.task_columns(s.n, s.e, k, True),
-            ]
-    X = np.concatenate([x.X for x in sums], axis=1)
-    pass_X = np.column_stack([num for num, _ in columns])
-    if pass_X.dtype == X.dtype:  # one product (binomials beyond int64 take their own, exact one)
-        Z = weighted_sums(W, np.concatenate([X, pass_X], axis=1))
-        Z_sums, Z_pass = Z[: X.shape[1]], Z[X.shape[1] :]
-    else:
-        Z_sums, Z_pass = weighted_sums(W, X), weighted_sums(W, pass_X)
-    scalars: dict[str, list[FloatArray]] = {m: [] for m in _SCALARS}
-    start = 0
-    for x in sums:
-        width = x.X.shape[1]
-        reps = replicates_from(Z_sums[start : start + width], x)
-        start += width
-        for m in _SCALARS:
-            scalars[m].append(reps.scalars[m])
-    flat = pk.replicates(W, columns, Z_pass)
-    cap = max(s.cap for s in systems)
-    curves = {kind: np.full((len(systems), cap, settings.B), np.nan) for kind in pk.KINDS}
-    row = 0
-    for i, s in enumerate(systems):
-        for k in range(s.cap):
-            for kind in pk.KINDS:
-                curves[kind][i, k] = flat[row]
-                row += 1
-    return _Boot(scalars={m: np.stack(v) for m, v in scalars.items()}, curves=curves)
+    kept: Mapping[str, FloatArray]
+    curves: Sequence[Mapping[str, Sequence[tuple[tuple[float, float] | None, int]]]]
 
 
-def _boot_of(systems: Sequence[_System], tasks: Sequence[str] | None, settings: BootstrapSettings) -> _Boot:
+def _bootstrap(
+    systems: Sequence[_System], tasks: Sequence[str], settings: BootstrapSettings, k: int
+) -> _Boot:
+    """Every replicate from the dataset's one resample stream (BOOT-DRAW), drawn in bounded
+    blocks (BOOT-BLOCK) and planned first (LB-MEMORY): each system's per-task sums
+    (BOOT-CLUSTER, the kernel's ``task_sums``) and pass^k's task columns (PASSK-BOOT)."""
+    from prefixexec.scale import available_memory
+
+    plan = _plan(systems, len(tasks), settings.B, k, available_memory())
+    X = np.concatenate([s.acc.task_sums(tasks).X[:, : len(_SCALAR_COLUMNS)] for s in systems], axis=1)
+    curves: list[dict[str, list[tuple[tuple[float, float] | None, int]]]] = [
+        {kind: [(None, 0)] * s.cap for kind in pk.KINDS} for s in systems
+    ]
+    kept_rows: FloatArray | None = None
+    for number, points in enumerate(plan.passes):
+        kept, rows = _draw(systems, tasks, settings, plan.block, X if number == 0 else None, points, k)
+        if kept is not None:
+            kept_rows = kept
+        nan = np.isnan(rows)
+        dropped = np.count_nonzero(nan, axis=1).tolist()
+        found = percentile_intervals_rows(rows, settings.level, nan, overwrite=True)
+        for (i, kind, j), ci, left_out in zip(points, found, dropped, strict=True):
+            curves[i][kind][j - 1] = (ci, int(left_out))
+        del rows, nan
+    assert kept_rows is not None  # the first pass keeps them
+    for kind in _KEPT[len(_SCALARS) :]:
+        m = _KEPT.index(kind)
+        rows = kept_rows[m]
+        nan = np.isnan(rows)
+        found = percentile_intervals_rows(rows, settings.level, nan)
+        for i, (ci, left_out) in enumerate(zip(found, np.count_nonzero(nan, axis=1).tolist(), strict=True)):
+            curves[i][kind][k - 1] = (ci, int(left_out))
+    return _Boot(kept={m: kept_rows[j] for j, m in enumerate(_KEPT)}, curves=curves)
+
+
+def _boot_of(
+    systems: Sequence[_System], tasks: Sequence[str] | None, settings: BootstrapSettings, k: int
+) -> _Boot:
     """The replicates of a dataset: paired (one draw over ``tasks``, :func:`_bootstrap`), or with
-    ``tasks`` ``None`` unpaired: each system's own draw over its own sorted tasks from the same
-    seed, as ``score --unpaired`` draws (LB-UNPAIRED, BOOT-PAIRED); the ranks of a resample then
-    compare independent replicates."""
+    ``tasks`` ``None`` unpaired: each system's own bounded draw over its own sorted tasks from the
+    same seed, as ``score --unpaired`` draws (LB-UNPAIRED, BOOT-PAIRED, LB-MEMORY per system); the
+    ranks of a resample then compare independent replicates."""
     if tasks is not None:
-        return _bootstrap(systems, tasks, settings)
-    own = [_bootstrap([s], s.acc.tasks, settings) for s in systems]
-    cap = max(s.cap for s in systems)
-    curves = {kind: np.full((len(systems), cap, settings.B), np.nan) for kind in pk.KINDS}
-    for i, (s, boot) in enumerate(zip(systems, own, strict=True)):
-        for kind in pk.KINDS:
-            curves[kind][i, : s.cap] = boot.curves[kind][0, : s.cap]
-    scalars = {m: np.concatenate([b.scalars[m] for b in own]) for m in _SCALARS}
-    return _Boot(scalars=scalars, curves=curves)
+        return _bootstrap(systems, tasks, settings, k)
+    own = [_bootstrap([s], s.acc.tasks, settings, k) for s in systems]
+    kept = {m: np.concatenate([b.kept[m] for b in own]) for m in _KEPT}
+    return _Boot(kept=kept, curves=[b.curves[0] for b in own])
 
 
 def _curve_values(s: _System) -> dict[str, list[Fraction]]:
@@ -394,10 +669,8 @@ def _curve_values(s: _System) -> dict[str, list[Fraction]]:
 
 
 def _metric_rows(boot: _Boot, metric: str, k: int) -> FloatArray:
-    """(systems x B) replicates of one ranked metric."""
-    if metric in boot.scalars:
-        return boot.scalars[metric]
-    return boot.curves[metric][:, k - 1]
+    """(systems x B) replicates of one ranked metric (at the leaderboard's k for pass^k, TER^k)."""
+    return boot.kept[metric]
 
 
 def _dataset(
@@ -419,26 +692,24 @@ def _dataset(
         )
     curves = [_curve_values(s) for s in systems]
     points = {m: [_point(s, m, k, c) for s, c in zip(systems, curves, strict=True)] for m in METRICS}
-    boot = None if settings is None else _boot_of(systems, tasks, settings)
+    boot = None if settings is None else _boot_of(systems, tasks, settings, k)
     entries = [
         _entry(s, points, curves[i], i, len(s.acc.tasks) if tasks is None else len(tasks), settings)
         for i, s in enumerate(systems)
     ]
     if boot is not None and settings is not None:
-        _intervals(entries, systems, boot, k, settings.level)
+        _intervals(entries, boot, k, settings.level)
     level = 0.95 if settings is None else settings.level
     # At k = 1, pass^k and TER^k are the task-weighted success and TER (PASSK-K1): shown, not ranked.
     ranked = tuple(m for m in options.ranked if k > 1 or m not in ("pass_hat_k", "ter_hat_k"))
     rows = {m: None if boot is None else _metric_rows(boot, m, k) for m in ranked}
     for m in ranked:
         _ranks(entries, m, points[m], rows[m], level)
-    success_rows = rows["success"]
-    success_pairs = None if success_rows is None else _Pairs.of(success_rows)
     kendall: list[dict[str, Any]] = []
     flips: list[dict[str, Any]] = []
     flipped_pairs: dict[str, int] = {}
-    for m in ranked[1:]:  # one metric's pair signs at a time (B x pairs each)
-        tau, (total, flipped) = _compared(m, systems, points, rows, level, success_pairs)
+    for m in ranked[1:]:
+        tau, (total, flipped) = _compared(m, systems, points, rows, level)
         kendall.append(tau)
         flips += flipped
         flipped_pairs[m] = total
@@ -494,15 +765,10 @@ def _entry(
     }
 
 
-def _intervals(
-    entries: list[dict[str, Any]], systems: Sequence[_System], boot: _Boot, k: int, level: float
-) -> None:
+def _intervals(entries: list[dict[str, Any]], boot: _Boot, k: int, level: float) -> None:
     """PASSK-BOOT, BOOT-PERCENTILE: every metric's interval and its left-out count, in place."""
-    for i, (entry, s) in enumerate(zip(entries, systems, strict=True)):
-        rows = np.concatenate(
-            [np.stack([boot.scalars[m][i] for m in _SCALARS])]
-            + [boot.curves[kind][i, : s.cap] for kind in pk.KINDS]
-        )
+    for i, entry in enumerate(entries):
+        rows = np.stack([boot.kept[m][i] for m in _SCALARS])
         nan = np.isnan(rows)
         dropped = np.count_nonzero(nan, axis=1).tolist()
         found = percentile_intervals_rows(rows, level, nan, overwrite=True)  # rows is a new array
@@ -514,11 +780,9 @@ def _intervals(
         # resample, is kept as ci_bootstrap (ci_dropped counts its left-out resamples).
         rr = entry["metrics"]["RR"]
         rr["ci_bootstrap"], rr["ci"] = rr["ci"], rr["ci_wilson"]
-        at = len(_SCALARS)
         for kind in pk.KINDS:
-            for point in entry["curves"][kind]:
-                point["ci"], point["ci_dropped"] = _pair(found[at]), int(dropped[at])
-                at += 1
+            for point, (ci, left_out) in zip(entry["curves"][kind], boot.curves[i][kind], strict=True):
+                point["ci"], point["ci_dropped"] = _pair(ci), left_out
         for m in ("pass_hat_k", "ter_hat_k"):
             entry["metrics"][m]["ci"] = entry["curves"][m][k - 1]["ci"]
             entry["metrics"][m]["ci_dropped"] = entry["curves"][m][k - 1]["ci_dropped"]
@@ -580,64 +844,35 @@ def _both(
     return index, [x for x in xs if x is not None], [y for y in ys if y is not None]
 
 
-def _exact_signs(values: Sequence[Fraction]) -> list[int]:
-    """:func:`pair_signs` of exact values (numpy.triu_indices order)."""
-    return [_sign(values[i], values[j]) for i in range(len(values)) for j in range(i + 1, len(values))]
-
-
-@attrs.frozen(slots=True)
-class _Pairs:
-    """Replicate pair signs of one metric: sign(v_i - v_j) for every pair i < j of the dataset's
-    systems in every resample (B x pairs, float32: -1, 0, 1, NaN where a replicate is undefined),
-    and each pair's column."""
-
-    signs: npt.NDArray[np.float32]
-    column: Mapping[tuple[int, int], int]
-
-    @classmethod
-    def of(cls, rows: FloatArray) -> _Pairs:
-        S = rows.shape[0]
-        i, j = np.triu_indices(S, 1)
-        values = rows.T.astype(np.float64, copy=False)
-        signs = np.sign(values[:, i] - values[:, j]).astype(np.float32)
-        return cls(signs, {(int(a), int(b)): c for c, (a, b) in enumerate(zip(i, j, strict=True))})
-
-    def oriented(self, first: int, second: int) -> npt.NDArray[np.float32]:
-        """sign(v_first - v_second) in every resample."""
-        if first < second:
-            return self.signs[:, self.column[(first, second)]]
-        out: npt.NDArray[np.float32] = -self.signs[:, self.column[(second, first)]]
-        return out
-
-
 def _compared(
     metric: str,
     systems: Sequence[_System],
     points: Mapping[str, Sequence[Fraction | None]],
     rows: Mapping[str, FloatArray | None],
     level: float,
-    success_pairs: _Pairs | None,
 ) -> tuple[dict[str, Any], tuple[int, list[dict[str, Any]]]]:
-    """LB-KENDALL and LB-FLIPS of one metric against success, from one set of pair signs."""
-    metric_rows = rows[metric]
-    pairs = None if metric_rows is None or success_pairs is None else _Pairs.of(metric_rows)
-    both = None if pairs is None or success_pairs is None else (success_pairs, pairs)
-    return _kendall(metric, points, level, both), _flips(metric, systems, points, both)
+    """LB-KENDALL and LB-FLIPS of one metric against success."""
+    index, xs, ys = _both(points, metric)
+    counts = kendall_counts(_exact_ranks_dense(xs).reshape(1, -1), _exact_ranks_dense(ys).reshape(1, -1))
+    success_rows, metric_rows = rows["success"], rows[metric]
+    both = None if success_rows is None or metric_rows is None else (success_rows, metric_rows)
+    return (
+        _kendall(metric, index, counts, level, both),
+        (int(counts.flipped[0]), _flips(metric, systems, index, xs, ys, both)),
+    )
 
 
 def _kendall(
     metric: str,
-    points: Mapping[str, Sequence[Fraction | None]],
+    index: Sequence[int],
+    counts: KendallCounts,
     level: float,
-    pairs: tuple[_Pairs, _Pairs] | None,
+    rows: tuple[FloatArray, FloatArray] | None,
 ) -> dict[str, Any]:
     """LB-KENDALL: tau-b between the success ranking and ``metric``'s, with its interval."""
-    index, xs, ys = _both(points, metric)
-    sx, sy = _exact_signs(xs), _exact_signs(ys)
-    concordant = sum(1 for a, b in zip(sx, sy, strict=True) if a * b > 0)
-    discordant = sum(1 for a, b in zip(sx, sy, strict=True) if a * b < 0)
-    ties_x, ties_y = sx.count(0), sy.count(0)
-    n_pairs = len(sx)
+    n_pairs = counts.pairs
+    concordant, discordant = int(counts.concordant[0]), int(counts.discordant[0])
+    ties_x, ties_y = int(counts.ties_x[0]), int(counts.ties_y[0])
     den = (n_pairs - ties_x) * (n_pairs - ties_y)
     value = None if den == 0 else (concordant - discordant) / float(np.sqrt(float(den)))
     out: dict[str, Any] = {
@@ -650,19 +885,21 @@ def _kendall(
         "ties_metric": ties_y,
         "tau_b": value,
     }
-    if pairs is None:
+    if rows is None:
         return out
-    s, m = pairs
-    columns = [s.column[(index[a], index[b])] for a in range(len(index)) for b in range(a + 1, len(index))]
-    x, y = s.signs[:, columns], m.signs[:, columns]
+    x, y = rows[0][list(index)].T, rows[1][list(index)].T  # (B x systems)
     keep = ~(np.isnan(x).any(axis=1) | np.isnan(y).any(axis=1))  # every system defined (BOOT-DROP)
-    taus = tau_b(x[keep], y[keep])
+    x, y = x[keep], y[keep]
+    taus = np.empty(x.shape[0], dtype=np.float64)
+    step = max(1, _BLOCK_VALUES // max(len(index), 1))
+    for start in range(0, x.shape[0], step):  # O(S log S) a resample, in bounded blocks
+        taus[start : start + step] = kendall_counts(x[start : start + step], y[start : start + step]).tau_b()
     out["ci"] = _pair(percentile_intervals_rows(taus.reshape(1, -1), level)[0]) if taus.size else None
     out["ci_dropped"] = int(np.count_nonzero(~keep)) + int(np.count_nonzero(np.isnan(taus)))
     return out
 
 
-def _shares(signs: npt.NDArray[np.float32]) -> dict[str, float]:
+def _shares(signs: FloatArray) -> dict[str, float]:
     """The share of resamples in which the first system is ahead, tied, the second ahead."""
     n = max(int(signs.shape[0]), 1)
     return {
@@ -679,31 +916,62 @@ _ORDER = {1: ">", 0: "=", -1: "<"}
 MAX_FLIPS = 20
 
 
+def _largest_flips(xs: Sequence[Fraction], ys: Sequence[Fraction]) -> list[tuple[int, int]]:
+    """The :data:`MAX_FLIPS` flipped pairs (a < b) whose difference in x plus difference in y is
+    largest, ties to the earlier pair, in pair order.
+
+    The pairs are compared in numpy blocks of about a million (their orders from the exact dense
+    ranks, their sizes in floating point); only a pair whose floating-point size comes within a
+    rounding margin of the 20th largest exact size so far is measured exactly, so memory stays
+    bounded and exact arithmetic is spent on the few contenders, not on every pair."""
+    n = len(xs)
+    if n < 2:
+        return []
+    rx, ry = _exact_ranks_dense(xs), _exact_ranks_dense(ys)
+    fx = np.array([float(v) for v in xs])
+    fy = np.array([float(v) for v in ys])
+    # every float is within 2^-53 relative of its value; a size sums four of them
+    margin = 2.0**-40 * (float(np.abs(fx).max()) + float(np.abs(fy).max())) + 1e-300
+    best: list[tuple[Fraction, int, int]] = []  # min-heap of (size, -a, -b): the worst listed on top
+    step = max(1, _BLOCK_VALUES // n)
+    for start in range(0, n, step):
+        a = np.arange(start, min(start + step, n))[:, None]
+        b = np.arange(n)[None, :]
+        flipped = (b > a) & (np.sign(rx[a] - rx[b]) != np.sign(ry[a] - ry[b]))
+        if not flipped.any():
+            continue
+        size = np.where(flipped, np.abs(fx[a] - fx[b]) + np.abs(fy[a] - fy[b]), -np.inf)
+        floor = -np.inf
+        candidates = size[flipped]
+        if candidates.shape[0] > MAX_FLIPS:
+            floor = float(np.partition(candidates, -MAX_FLIPS)[-MAX_FLIPS])
+        if len(best) == MAX_FLIPS:
+            floor = max(floor, float(best[0][0]))
+        for i, j in zip(*np.nonzero(flipped & (size >= floor - margin)), strict=True):  # pair order
+            p, q = start + int(i), int(j)
+            exact_size = abs(xs[p] - xs[q]) + abs(ys[p] - ys[q])
+            if len(best) < MAX_FLIPS:
+                heapq.heappush(best, (exact_size, -p, -q))
+            elif exact_size > best[0][0]:  # a later pair of equal size comes after the listed ones
+                heapq.heapreplace(best, (exact_size, -p, -q))
+    return sorted((-p, -q) for _, p, q in best)
+
+
 def _flips(
     metric: str,
     systems: Sequence[_System],
-    points: Mapping[str, Sequence[Fraction | None]],
-    pairs: tuple[_Pairs, _Pairs] | None,
-) -> tuple[int, list[dict[str, Any]]]:
-    """LB-FLIPS: the pairs that success and ``metric`` order differently at the point estimates:
-    their number, and the :data:`MAX_FLIPS` largest of them (HOSTILE-COUNT-COST: every pair of
-    300 systems was 5.1 MB of text; the largest are those whose two differences sum highest)."""
-    index, xs, ys = _both(points, metric)
-    candidates: list[tuple[Fraction, int, int, int, int]] = []
-    total = 0
-    for a in range(len(index)):
-        for b in range(a + 1, len(index)):
-            sx, sy = _sign(xs[a], xs[b]), _sign(ys[a], ys[b])
-            if sx == sy:
-                continue
-            total += 1
-            size = abs(xs[a] - xs[b]) + abs(ys[a] - ys[b])
-            candidates.append((-size, a, b, sx, sy))
-            if len(candidates) > 4 * MAX_FLIPS:  # keep memory bounded: the largest so far
-                candidates = heapq.nsmallest(MAX_FLIPS, candidates)
+    index: Sequence[int],
+    xs: Sequence[Fraction],
+    ys: Sequence[Fraction],
+    rows: tuple[FloatArray, FloatArray] | None,
+) -> list[dict[str, Any]]:
+    """LB-FLIPS: the :data:`MAX_FLIPS` largest pairs that success and ``metric`` order differently
+    at the point estimates (HOSTILE-COUNT-COST: every pair of 300 systems was 5.1 MB of text;
+    the largest are those whose two differences sum highest; :func:`kendall_counts` counts them
+    all), with their resample shares."""
     found: list[dict[str, Any]] = []
-    # the largest, listed in the order of the pairs (as every pair was before)
-    for _, a, b, sx, sy in sorted(heapq.nsmallest(MAX_FLIPS, candidates), key=lambda c: (c[1], c[2])):
+    for a, b in _largest_flips(xs, ys):
+        sx, sy = _sign(xs[a], xs[b]), _sign(ys[a], ys[b])
         # The first system is the one success puts ahead (on a success tie, the one the
         # metric puts ahead), so "first > second" reads as the success order.
         first, second = (a, b) if (sx > 0 or (sx == 0 and sy > 0)) else (b, a)
@@ -715,9 +983,9 @@ def _flips(
             "success_order": _ORDER[sx * flip],
             "metric_order": _ORDER[sy * flip],
         }
-        if pairs is not None:
-            s_all = pairs[0].oriented(index[first], index[second])
-            m_all = pairs[1].oriented(index[first], index[second])
+        if rows is not None:
+            s_all = np.sign(rows[0][index[first]] - rows[0][index[second]])
+            m_all = np.sign(rows[1][index[first]] - rows[1][index[second]])
             keep = ~(np.isnan(s_all) | np.isnan(m_all))  # all four replicates defined
             s_sign, m_sign = s_all[keep], m_all[keep]
             n = max(int(s_sign.shape[0]), 1)
@@ -729,7 +997,7 @@ def _flips(
                 "dropped": int(np.count_nonzero(~keep)),
             }
         found.append(entry)
-    return total, found
+    return found
 
 
 # ---------------------------------------------------------------------------------- document

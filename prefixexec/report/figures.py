@@ -128,6 +128,21 @@ def panel_depth(rows: Sequence[Row], max_depth: int | None) -> int:
     return K if max_depth is None else min(K, max_depth)
 
 
+#: REP-FIG-POINTS: the most depths a curve, band or n_k strip is drawn at.
+MAX_DRAWN_DEPTHS = 400
+
+
+def drawn_depths(K: int) -> list[int]:
+    """REP-FIG-POINTS: the depths 1..K a panel draws: all of them up to
+    :data:`MAX_DRAWN_DEPTHS`, else that many evenly spaced from 1 to K (both ends included), so
+    a figure's cost is bounded whatever the horizon (HOSTILE-HORIZON allows 100,000: 12,000
+    depths took minutes of drawing); every value is in the tables and JSON."""
+    if K <= MAX_DRAWN_DEPTHS:
+        return list(range(1, K + 1))
+    last = MAX_DRAWN_DEPTHS - 1
+    return sorted({1 + (i * (K - 1)) // last for i in range(MAX_DRAWN_DEPTHS)})
+
+
 def _shown(text: str) -> str:
     """A name from the input as a figure shows it: control characters escaped (HOSTILE-CONTROL)
     and ``$`` escaped, so that matplotlib neither draws a missing glyph nor reads math text."""
@@ -324,7 +339,7 @@ def pec_figure(report: Report) -> Figure:
         for index, panel in enumerate(shown):
             ax = axes[index // cols][index % cols]
             K = panel_depth(panel.rows, report.options.max_depth)
-            ks = list(range(1, K + 1))
+            ks = drawn_depths(K)
             alpha = band_alpha(len(panel.rows))
             for row in panel.rows:
                 line = _curve(ax, report, row, ks, [float(pec_at(row.metrics, k)) for k in ks])
@@ -384,7 +399,7 @@ def elig_figure(report: Report) -> Figure:
             strip = frame.body.add_subplot(grid[2 * r + 1, c], sharex=top)
             top.tick_params(labelbottom=False)
             K = panel_depth(panel.rows, report.options.max_depth)
-            ks = list(range(1, K + 1))
+            ks = drawn_depths(K)
             alpha = band_alpha(len(panel.rows))
             markers = method_markers(report)
             for row, dodge in zip(panel.rows, strip_offsets(len(panel.rows)), strict=True):

@@ -1,0 +1,355 @@
+"""Fuzz campaign, round four (issue 40; spec HOSTILE-FUZZ, HOSTILE-ERROR, HOSTILE-GUARD-INPUT):
+the formats added since round three, each from its real file with hostile edits.
+
+* OTLP protobuf: one request (``genai.pb``), length-delimited (``genai-stream.pb``) and gzip
+  compressed; bytes flipped, cut, huge varints and lengths spliced in, size prefixes changed;
+* OTLP JSON: the pretty document mutated, and a huge one (its spans repeated);
+* tau2 folders (``results.json`` beside ``simulations/``, the voice experiment of tests/data/real)
+  with either file mutated, and bare lists of tau2 simulations (TAU-BARE-LIST);
+* OpenAI fine-tuning JSONL (CHAT-FINETUNE, tau2's SFT file);
+* the guard's JSON-RPC input on stdin (tests/test_guard_fuzz below): malformed JSON, huge lines,
+  deep nesting, giant ids, unknown methods, wrong types.
+
+Each reader case runs ``score`` in this process and must end with exit 0 and a result, or exit 2
+and exactly one error line; the memory Python allocates (tracemalloc's peak) must stay within
+a fixed multiple of the input's size plus a constant. No wall-clock bound: the work is bounded
+by counts and memory (the guard's cases run in a subprocess, each answer awaited with a time
+limit only so that a hang fails instead of blocking the suite).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import io
+import json
+import re
+import shutil
+import struct
+import tracemalloc
+from pathlib import Path
+
+import pytest
+import zstandard
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_fuzz_hostile import EXAMPLES, mutated
+
+from prefixexec.cli import main
+
+from conftest import REAL, REPO
+
+DATA = REPO / "tests" / "data"
+OTLP = DATA / "traces-otlp"
+VOICE = REAL / "tau2-voice" / "experiment"
+TAU2_RUN = (
+    REAL / "tau2" / "2025-10-13T11-33-36.494859_airline_llm_agent_grok-3-mini_user_simulator_grok-3-mini.json"
+)
+SFT = REAL / "tau2-sft" / "test_sft-v1-small.jsonl.zst"
+
+#: HOSTILE-FUZZ's memory property: the peak Python allocates while reading and scoring an input
+#: is at most this many times its size, plus MEMORY_BASE. The base covers what a run allocates
+#: whatever its input: a document is read with one ``read(limit + 1)`` (HOSTILE-LINE's 64 MiB),
+#: for which CPython allocates the asked size before shrinking it to what was read (pages never
+#: touched, so not resident, but tracemalloc counts them), twice through gzip (measured: 67 MB
+#: for a 24 KB protobuf request, 134 MB gzip-compressed).
+MEMORY_PER_BYTE = 64
+MEMORY_BASE = 160 * 2**20
+
+FUZZ = settings(
+    max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+def input_size(path: Path) -> int:
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    return path.stat().st_size
+
+
+def check(path: Path, adapter: str, *extra: str) -> tuple[int, str]:
+    """``score --json`` on ``path``: a result, or exit 2 with one error line; bounded memory."""
+    out, err = io.StringIO(), io.StringIO()
+    tracemalloc.start()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["score", "--json", "--bootstrap", "0", "--adapter", adapter, *extra, str(path)])
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    lines = [line for line in err.getvalue().splitlines() if not line.startswith("prefixexec: reading ")]
+    assert code in (0, 2), err.getvalue()[-2000:]
+    if code == 2:
+        assert out.getvalue() == "", out.getvalue()[:200]
+        assert len(lines) == 1 and lines[0].startswith("prefixexec: error: "), err.getvalue()[-2000:]
+    else:
+        assert json.loads(out.getvalue())["conditions"]
+    assert peak <= MEMORY_PER_BYTE * input_size(path) + MEMORY_BASE, (peak, input_size(path))
+    return code, err.getvalue()
+
+
+# ------------------------------------------------------------------------------ protobuf
+
+
+@st.composite
+def mutated_bytes(draw: st.DrawFn, seed: bytes) -> bytes:
+    """``seed`` after one to four hostile edits of its bytes."""
+    data = bytearray(seed)
+    for _ in range(draw(st.integers(1, 4))):
+        kind = draw(st.sampled_from(["flip", "cut", "varint", "length", "repeat", "splice"]))
+        at = draw(st.integers(0, len(data)))
+        if kind == "flip" and data:
+            i = min(at, len(data) - 1)
+            data[i] ^= draw(st.integers(1, 255))
+        elif kind == "cut":
+            del data[at : at + draw(st.integers(1, 64))]
+        elif kind == "varint":  # a varint of 10 bytes (2^64 - 1) or an overlong one
+            data[at:at] = draw(st.sampled_from([b"\xff" * 9 + b"\x01", b"\x80" * 12 + b"\x00", b"\xff" * 20]))
+        elif kind == "length":  # a length-delimited field claiming 2 GiB, or a deep nest of them
+            field = draw(st.integers(1, 15)) << 3 | 2
+            body = draw(st.sampled_from([b"\xff\xff\xff\xff\x07", b"\x02" + bytes([field, 0]) * 1]))
+            data[at:at] = bytes([field]) + body
+        elif kind == "repeat":
+            data += data[: draw(st.integers(1, 4096))]
+        else:
+            data[at:at] = draw(st.binary(max_size=32))
+    return bytes(data)
+
+
+@pytest.mark.spec("HOSTILE-FUZZ", "HOSTILE-ERROR", "TRACE-OTLP-PROTOBUF")
+@FUZZ
+@given(data=st.data(), form=st.sampled_from(["single", "stream", "single.gz", "stream.gz"]))
+def test_fuzzed_otlp_protobuf(
+    data: st.DataObject, form: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    seed = (OTLP / ("genai.pb" if form.startswith("single") else "genai-stream.pb")).read_bytes()
+    body = data.draw(mutated_bytes(seed))
+    if form.startswith("stream") and data.draw(st.booleans()):  # a size prefix changed
+        sizes = [0, 1, 2**31 - 1, 2**32 - 1, len(body)]
+        body = struct.pack(">I", data.draw(st.sampled_from(sizes))) + body[4:]
+    name = "trace.pb"
+    if form.endswith(".gz"):
+        body = gzip.compress(body, mtime=0)
+        if data.draw(st.booleans()):  # the compressed stream itself damaged
+            cut = data.draw(st.integers(10, len(body)))
+            body = body[:cut]
+        name += ".gz"
+    path = tmp_path_factory.mktemp("pb") / name
+    path.write_bytes(body)
+    check(path, "otel")
+
+
+# ------------------------------------------------------------------------------ OTLP JSON
+
+
+@pytest.mark.spec("HOSTILE-FUZZ", "TRACE-OTLP-DOCUMENT")
+@FUZZ
+@given(data=st.data())
+def test_fuzzed_otlp_json_documents(data: st.DataObject, tmp_path_factory: pytest.TempPathFactory) -> None:
+    seed = (OTLP / "genai-pretty.json").read_text(encoding="utf-8")
+    path = tmp_path_factory.mktemp("otlp") / "trace.json"
+    path.write_text(data.draw(mutated(seed)), encoding="utf-8")
+    check(path, "otel")
+
+
+@pytest.mark.spec("HOSTILE-FUZZ", "TRACE-OTLP-DOCUMENT")
+@pytest.mark.parametrize("copies", [1, 40])
+def test_a_huge_otlp_json_document_is_read_in_memory_bounded_by_its_size(copies: int, tmp_path: Path) -> None:
+    document = json.loads((OTLP / "genai-pretty.json").read_text(encoding="utf-8"))
+    base = json.dumps(document["resourceSpans"])
+    spans: list[object] = []
+    for n in range(copies):  # the same spans under new trace ids: more rollouts, not repeats
+        spans += json.loads(re.sub(r'"traceId": "[0-9a-f]{4}', f'"traceId": "{n:04x}', base))
+    document["resourceSpans"] = spans
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps(document, indent=2), encoding="utf-8")
+    assert check(path, "otel")[0] == 0  # 7 traces a copy, all read
+
+
+# ------------------------------------------------------------------------------ tau2
+
+
+def tau2_folder(root: Path) -> Path:
+    """A tau2 run in tau2's folder form (DETECT-TAU2-DIR): the real airline run of tests/data/real
+    split into ``results.json`` (its info and tasks) and ``simulations/<id>.json`` (its first
+    three simulations). The real voice experiment has this form too, but its simulations keep
+    ticks only and are not scored, so mutations of it reach only that error."""
+    run = json.loads(TAU2_RUN.read_text(encoding="utf-8"))
+    folder = root / "experiment"
+    (folder / "simulations").mkdir(parents=True)
+    head = {key: value for key, value in run.items() if key != "simulations"}
+    (folder / "results.json").write_text(json.dumps(head), encoding="utf-8")
+    for simulation in run["simulations"][:3]:
+        (folder / "simulations" / f"{simulation['id']}.json").write_text(
+            json.dumps(simulation), encoding="utf-8"
+        )
+    return folder
+
+
+def voice_folder(root: Path) -> Path:
+    """The real tau2 voice experiment (results.json + simulations/), its simulations decompressed."""
+    folder = root / "voice"
+    (folder / "simulations").mkdir(parents=True)
+    shutil.copy(VOICE / "results.json", folder / "results.json")
+    for sim in sorted((VOICE / "simulations").iterdir()):
+        plain = zstandard.ZstdDecompressor().decompress(sim.read_bytes(), max_output_size=1 << 28)
+        (folder / "simulations" / sim.name.removesuffix(".zst")).write_bytes(plain)
+    return folder
+
+
+@pytest.mark.spec("HOSTILE-FUZZ", "DETECT-TAU2-DIR")
+@FUZZ
+@given(data=st.data(), which=st.sampled_from(["results", "simulation", "voice results", "voice simulation"]))
+def test_fuzzed_tau2_folders(
+    data: st.DataObject, which: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    folder = voice_folder(tmp_path_factory.mktemp("tau2"))
+    target = (
+        folder / "results.json"
+        if which.endswith("results")
+        else sorted((folder / "simulations").iterdir())[0]
+    )
+    target.write_text(data.draw(mutated(target.read_text(encoding="utf-8"))), encoding="utf-8")
+    check(folder, "taubench")
+
+
+#: TAU-BARE-LIST: the file name says the domain (<agent>_<domain>_<model>_<n>trial(s).json).
+BARE_NAME = "llm_agent_airline_grok-3-mini_1trial.json"
+
+
+def bare_list() -> str:
+    """TAU-BARE-LIST: the first two simulations of a real tau2 run, as a bare list."""
+    run = json.loads(TAU2_RUN.read_text(encoding="utf-8"))
+    return json.dumps(run["simulations"][:2])
+
+
+@pytest.mark.spec("HOSTILE-FUZZ", "TAU-BARE-LIST")
+@FUZZ
+@given(data=st.data())
+def test_fuzzed_tau2_bare_lists(data: st.DataObject, tmp_path_factory: pytest.TempPathFactory) -> None:
+    path = tmp_path_factory.mktemp("bare") / BARE_NAME
+    path.write_text(data.draw(mutated(bare_list())), encoding="utf-8")
+    check(path, "taubench", "--model", "m", "--method", "x")
+
+
+# ------------------------------------------------------------------------------ fine-tuning
+
+
+def sft_lines(n: int) -> str:
+    text = zstandard.ZstdDecompressor().decompress(SFT.read_bytes(), max_output_size=1 << 28).decode()
+    return "".join(line + "\n" for line in text.split("\n")[:n])
+
+
+@pytest.mark.spec("HOSTILE-FUZZ", "CHAT-FINETUNE")
+@FUZZ
+@given(data=st.data())
+def test_fuzzed_fine_tuning_lines(data: st.DataObject, tmp_path_factory: pytest.TempPathFactory) -> None:
+    path = tmp_path_factory.mktemp("sft") / "train.jsonl"
+    path.write_text(data.draw(mutated(sft_lines(2))), encoding="utf-8")
+    check(path, "chat", "--model", "m", "--method", "x")
+
+
+@pytest.mark.spec("HOSTILE-FUZZ")
+def test_every_seed_unmutated_is_scored(tmp_path: Path) -> None:
+    """The mutations start from valid input: every seed scores (exit 0)."""
+    seeds = {
+        "a.pb": ("otel", (OTLP / "genai.pb").read_bytes()),
+        "b.pb": ("otel", (OTLP / "genai-stream.pb").read_bytes()),
+        "c.pb.gz": ("otel", gzip.compress((OTLP / "genai.pb").read_bytes(), mtime=0)),
+        "d.json": ("otel", (OTLP / "genai-pretty.json").read_bytes()),
+        BARE_NAME: ("taubench", bare_list().encode()),
+        "f.jsonl": ("chat", sft_lines(2).encode()),
+    }
+    for name, (adapter, body) in seeds.items():
+        (tmp_path / name).write_bytes(body)
+        extra = ("--model", "m", "--method", "x") if adapter != "otel" else ()
+        assert check(tmp_path / name, adapter, *extra)[0] == 0, name
+    assert check(tau2_folder(tmp_path), "taubench")[0] == 0
+    assert check(voice_folder(tmp_path), "taubench")[0] == 2  # ticks only: one error line
+
+
+# ------------------------------------------------------------------------------ the guard
+
+#: (case, the line, how many answers the guard gives it). Requests and unreadable lines get one
+#: answer each; ``unknown method`` is forwarded and answered by the server.
+GUARD_CASES: list[tuple[str, bytes, int]] = [
+    ("not JSON", b"not json", 1),
+    ("cut short", b'{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "echo"', 1),
+    ("invalid UTF-8", b'{"jsonrpc": "2.0", "id": 5, "method": "\xff\xfe"}', 1),
+    ("deep nesting", b"[" * 100_000 + b"]" * 100_000, 1),
+    ("a 20 MB line", b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"nope","arguments":'
+     b'{"text":"' + b"a" * (20 << 20) + b'"}}}', 1),
+    ("a 20 MB line that is not JSON", b"{" + b"x" * (20 << 20), 1),
+    ("a 5,000-digit id", b'{"jsonrpc":"2.0","id":' + b"7" * 5000 + b',"method":"tools/call","params":{}}', 1),
+    ("an id of 1e400", b'{"jsonrpc":"2.0","id":1e400,"method":"tools/call","params":{"name":"nope"}}', 1),
+    ("an id of NaN", b'{"jsonrpc":"2.0","id":NaN,"method":"tools/call","params":{"name":"nope"}}', 1),
+    ("an id with a lone surrogate", b'{"jsonrpc":"2.0","id":"\\ud800","method":"tools/call","params":{}}', 1),
+    ("an object id", b'{"jsonrpc":"2.0","id":{"a":[1]},"method":"tools/call","params":{"name":"nope"}}', 1),
+    ("a batch with an id of -Infinity", b'[{"jsonrpc":"2.0","id":-Infinity,"method":"tools/call"}]', 1),
+    ("unknown method", b'{"jsonrpc":"2.0","id":10,"method":"no/such"}', 1),
+    ("params a list", b'{"jsonrpc":"2.0","id":11,"method":"tools/call","params":[1,2]}', 1),
+    ("arguments a string",
+     b'{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"echo","arguments":"x"}}', 1),
+    ("a name of 1e400", b'{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":1e400}}', 1),
+    ("a surrogate tool name",
+     b'{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"\\udfff"}}', 1),
+]  # fmt: skip
+
+
+def strict_json(line: bytes) -> object:
+    """A line read as strict JSON (no NaN or Infinity), in UTF-8."""
+
+    def refuse(constant: str) -> object:
+        raise ValueError(constant)
+
+    return json.loads(line.decode("utf-8"), parse_constant=refuse)
+
+
+@pytest.mark.spec("HOSTILE-GUARD-INPUT", "GUARD-PROXY", "HOSTILE-FUZZ")
+def test_the_guard_answers_each_hostile_line_once_and_goes_on() -> None:
+    from test_guard_mcp import FAULT_SERVER, GUARD, INITIALIZE, Raw, call
+
+    client = Raw([*GUARD, "--", *FAULT_SERVER])
+    for message in INITIALIZE:
+        client.send(message)
+        if "id" in message:
+            client.answer()
+    assert client.process.stdin is not None
+    for n, (case, line, answers) in enumerate(GUARD_CASES):
+        client.process.stdin.write(line + b"\n")
+        client.process.stdin.flush()
+        got = [strict_json(client.answer()) for _ in range(answers)]  # valid JSON, each of them
+        assert all(isinstance(a, dict) and ("error" in a or "result" in a) for a in got), (case, got)
+        probe = client.ask(call(f"probe-{n}", "echo", {"text": case}))  # the session goes on
+        assert probe == {"jsonrpc": "2.0", "id": f"probe-{n}", "result": probe["result"]}, (case, probe)
+        assert probe["result"]["content"][0]["text"] == case
+    assert client.lines.empty()  # nothing more than one answer a line
+    assert client.close() == 0
+
+
+@pytest.mark.spec("HOSTILE-GUARD-INPUT", "HOSTILE-FUZZ")
+@settings(max_examples=1, deadline=None)
+@given(lines=st.lists(mutated(json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                                          "params": {"name": "echo", "arguments": {"text": "x"}}})),
+                      min_size=EXAMPLES, max_size=EXAMPLES))  # fmt: skip
+def test_fuzzed_guard_lines_never_end_the_session(lines: list[str]) -> None:
+    """Mutated calls, all in one session: every answer is strict JSON, the guard never stops, and
+    a call after them is answered."""
+    from test_guard_mcp import FAULT_SERVER, GUARD, INITIALIZE, Raw, call
+
+    client = Raw([*GUARD, "--", *FAULT_SERVER])
+    for message in INITIALIZE:
+        client.send(message)
+        if "id" in message:
+            client.answer()
+    assert client.process.stdin is not None
+    for line in lines:
+        client.process.stdin.write(line.replace("\n", " ").encode("utf-8", "surrogatepass") + b"\n")
+    client.process.stdin.flush()
+    client.send(call("last", "echo", {"text": "last"}))
+    while True:  # answers of the mutated lines (their number depends on the mutations), then ours
+        answer = strict_json(client.answer())
+        if isinstance(answer, dict) and answer.get("id") == "last":
+            break
+    assert answer["result"]["content"][0]["text"] == "last"
+    assert client.close() == 0
