@@ -295,6 +295,26 @@ def test_the_wheel_the_docs_name_is_the_one_pip_builds(wheel: Path) -> None:
         assert named == {wheel.name}, (page.name, named)
 
 
+@pytest.mark.spec("API-CHECKOUT", "API-EXTRAS")
+def test_the_wheel_holds_every_module_of_the_source_tree(wheel: Path) -> None:
+    """Every .py file under prefixexec/, kernel/ and adapters/ is in the wheel, at its installed
+    name (a package missing from pyproject's list left prefixexec.site out of the wheel, and
+    `leaderboard --site` failed with ModuleNotFoundError only in an installed copy)."""
+    import zipfile
+
+    roots = {"prefixexec": "prefixexec", "kernel": "prefixexec/kernel", "adapters": "prefixexec/adapters"}
+    expected = {
+        f"{installed}/{path.relative_to(REPO / source).as_posix()}"
+        for source, installed in roots.items()
+        for path in (REPO / source).rglob("*.py")
+        if "__pycache__" not in path.parts
+    }
+    assert len(expected) > 150  # the three source folders were found
+    with zipfile.ZipFile(wheel) as archive:
+        held = {name for name in archive.namelist() if name.endswith(".py")}
+    assert sorted(expected - held) == []
+
+
 @pytest.mark.spec("GUARD-PROXY", "GUARD-TRACE-SAME")
 def test_the_guard_from_a_wheel_blocks_before_the_real_server(wheel: Path, tmp_path: Path) -> None:
     everything = Path(sysconfig.get_paths()["purelib"])  # mcp and mcp-server-sqlite of the test extra
