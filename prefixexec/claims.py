@@ -944,7 +944,8 @@ def format_checks(claims: Claims, checks: Sequence[ClaimCheck], signature: str) 
     lines.append(
         f"{count(len(checks), 'claim')}: {counts['reproduced']} reproduced, "
         f"{counts['reproduced_best_of']} reproduced as "
-        f"best-of-K, {counts['differs']} differ, {counts['not_checkable']} not checkable, "
+        f"best-of-K, {count(counts['differs'], 'differs', 'differ')}, "
+        f"{counts['not_checkable']} not checkable, "
         f"{counts['not_reported']} not reported"
     )
     lines.append(f"signature: {signature}")

@@ -610,7 +610,9 @@ def format_results(results: Sequence[VectorResult]) -> str:
             lines.append(f"FAIL {r.id}: {len(r.differences)} value(s) differ")
             lines.extend(f"  {d.describe()}" for d in r.differences)
     bad = sum(1 for r in results if not r.ok)
-    lines.append(f"{len(results) - bad} of {len(results)} vectors agree, {bad} differ")
+    from .numbers import count
+
+    lines.append(f"{len(results) - bad} of {len(results)} vectors agree, {count(bad, 'differs', 'differ')}")
     return "\n".join(lines) + "\n"
 
 

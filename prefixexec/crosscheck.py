@@ -690,7 +690,8 @@ def format_checks(checks: Sequence[ConditionCheck], signature: str) -> str:
         lines.extend(f"  DIFF: {note}" for note in c.length_notes)
         if c.rollouts_compared or c.rollout_differences:
             lines.append(
-                f"  rollouts: {c.rollouts_compared} compared, {len(c.rollout_differences)} differ"
+                f"  rollouts: {c.rollouts_compared} compared, "
+                f"{counted(len(c.rollout_differences), 'differs', 'differ')}"
                 + (":" if c.rollout_differences else "")
             )
             lines.extend(f"    task {d.task_id} trial {d.trial}: {d.what}" for d in c.rollout_differences)

@@ -143,7 +143,8 @@ def _submissions(options: CrosscheckRun) -> tuple[str, int]:
     shown = sum(totals.values())
     parts.append(
         f"{count(len(options.submissions), 'submission')}, {count(shown, 'claim')}: {totals['reproduced']} "
-        f"reproduced, {totals['reproduced_best_of']} reproduced as best-of-K, {differ} differ, "
+        f"reproduced, {totals['reproduced_best_of']} reproduced as best-of-K, "
+        f"{count(differ, 'differs', 'differ')}, "
         f"{totals['not_checkable']} not checkable, {totals['not_reported']} not reported\n"
         f"signature: {signature}\n"
     )

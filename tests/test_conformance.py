@@ -406,7 +406,7 @@ def test_a_wrong_implementation_is_reported_per_vector(
     assert "  TER: expected 0.0, got 0.01" in out
     assert '  exact.AUC_PEC: expected "1/3", got "7/3"' in out
     assert "  labels: expected" in out and "key missing" in out
-    assert out.endswith("0 of 1 vectors agree, 1 differ\n")
+    assert out.endswith("0 of 1 vectors agree, 1 differs\n")
     code, out, _ = run(["conformance", "--command", command + " drop-exact", *only], capsys)
     assert code == 1 and "exact: expected" in out
     code, out, _ = run(

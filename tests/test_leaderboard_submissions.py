@@ -159,7 +159,7 @@ def test_every_claim_of_the_real_folder_is_checked_in_the_same_run(
     assert code == 0
     assert "1 submission whose claims are not checkable" in out
     assert "Kimi-k2 (Moonshot AI, 2025-07-28) (kimi-k2_moonshot-ai_2025-07-11): no trajectories " in out
-    assert "claims: 5 reproduced, 0 reproduced as best-of-K, 1 differ" in out
+    assert "claims: 5 reproduced, 0 reproduced as best-of-K, 1 differs" in out
 
 
 @pytest.mark.spec("LB-LISTED")
@@ -260,7 +260,7 @@ def test_crosscheck_takes_every_submission_json_at_once(capsys: pytest.CaptureFi
     code, folder_out, _ = run(capsys, "crosscheck", SUBMISSIONS, "--json", "--quiet")
     assert code == 1 and json.loads(folder_out)["summary"] == doc["summary"]
     code, text, _ = run(capsys, "crosscheck", *files, "--quiet")
-    assert "6 submissions, " in text and " 1 differ, " in text
+    assert "6 submissions, " in text and " 1 differs, " in text
 
 
 @pytest.mark.spec("CLAIM-MANY")

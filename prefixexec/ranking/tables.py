@@ -199,7 +199,8 @@ def claims_table(claims: Mapping[str, Any]) -> tuple[str, tuple[str, ...], tuple
     s = claims["summary"]
     title = (
         f"claims: {s['reproduced']} reproduced, {s['reproduced_best_of']} reproduced as best-of-K, "
-        f"{s['differs']} differ, {s['not_checkable']} not checkable ({s['not_reported']} not reported: null)"
+        f"{count(s['differs'], 'differs', 'differ')}, {s['not_checkable']} not checkable "
+        f"({s['not_reported']} not reported: null)"
     )
     return title, ("system", "domain", "metric", "claimed", "recomputed", "verdict", "why"), tuple(rows)
 
