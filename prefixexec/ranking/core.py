@@ -1003,6 +1003,29 @@ def _flips(
 # ---------------------------------------------------------------------------------- document
 
 
+def document_head(
+    settings: BootstrapSettings | None, options: LeaderboardOptions, signature: str
+) -> dict[str, Any]:
+    """The keys of an LB-JSON document before its datasets: format, version, signature, spec IDs
+    and the settings it was ranked with."""
+    return {
+        "format": JSON_FORMAT,
+        "version": JSON_VERSION,
+        "signature": signature,
+        "spec": dict(SPEC_IDS),
+        "settings": {
+            "by": options.by,
+            "metrics": list(options.ranked),
+            "k": options.k,
+            "trials": options.trials,
+            "shared_tasks": options.shared_tasks,
+            "bootstrap": 0 if settings is None else settings.B,
+            "seed": None if settings is None else settings.seed,
+            "level": None if settings is None else settings.level,
+        },
+    }
+
+
 def leaderboard_document(
     accumulators: AccumulatorSet,
     settings: BootstrapSettings | None,
@@ -1028,20 +1051,7 @@ def leaderboard_document(
             continue
         datasets.append(_dataset(name, items, settings, options))
     return {
-        "format": JSON_FORMAT,
-        "version": JSON_VERSION,
-        "signature": signature,
-        "spec": dict(SPEC_IDS),
-        "settings": {
-            "by": options.by,
-            "metrics": list(options.ranked),
-            "k": options.k,
-            "trials": options.trials,
-            "shared_tasks": options.shared_tasks,
-            "bootstrap": 0 if settings is None else settings.B,
-            "seed": None if settings is None else settings.seed,
-            "level": None if settings is None else settings.level,
-        },
+        **document_head(settings, options, signature),
         "datasets": datasets,
         **({"skipped": skipped} if skip_unshared else {}),
     }

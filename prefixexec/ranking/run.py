@@ -126,26 +126,9 @@ def leaderboard_document_empty(
 ) -> dict[str, Any]:
     """The document of submissions none of which has trajectories: no dataset ranked, the
     claims listed as not checkable (LB-NOT-CHECKABLE)."""
-    from .core import JSON_FORMAT, JSON_VERSION, SPEC_IDS
+    from .core import document_head
 
-    settings = options.bootstrap
-    return {
-        "format": JSON_FORMAT,
-        "version": JSON_VERSION,
-        "signature": signature,
-        "spec": dict(SPEC_IDS),
-        "settings": {
-            "by": ranking.by,
-            "metrics": list(ranking.ranked),
-            "k": ranking.k,
-            "trials": ranking.trials,
-            "shared_tasks": ranking.shared_tasks,
-            "bootstrap": 0 if settings is None else settings.B,
-            "seed": None if settings is None else settings.seed,
-            "level": None if settings is None else settings.level,
-        },
-        "datasets": [],
-    }
+    return {**document_head(options.bootstrap, ranking, signature), "datasets": []}
 
 
 def render(document: dict[str, Any], fmt: str) -> str:
