@@ -37,7 +37,7 @@ from prefixexec.adapters.errors import InputError
 from prefixexec.adapters.text import printable
 
 from .core import Guard
-from .proxy import GRACE, GUARD_ERROR, MAX_PAGES, PARSE_ERROR, blocked_answer, record_answer
+from .proxy import GRACE, GUARD_ERROR, PARSE_ERROR, blocked_answer, every_tool, record_answer
 
 #: Headers that belong to one connection, never relayed (RFC 9110 7.6.1), and those the guard
 #: sets itself.
@@ -189,24 +189,16 @@ class HttpProxy:
         with self.listing:
             if not self.stale:
                 return
-            tools: list[Any] = []
-            cursor: object = None
-            for _ in range(MAX_PAGES):
+
+            def ask(params: dict[str, Any]) -> dict[str, Any]:
                 self.own += 1
-                params = {} if cursor is None else {"cursor": cursor}
                 message = {"jsonrpc": "2.0", "id": f"prefixexec-guard/{self.own}", "method": "tools/list"}
-                answer = self.ask_server({**message, "params": params}, headers) or {}
-                result = answer.get("result")
-                if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
-                    error = printable(str(answer.get("error", "no answer")))[:200]
-                    sys.stderr.write(f"prefixexec guard: the server's tools/list failed: {error}\n")
-                    return
-                tools.extend(t for t in result["tools"] if isinstance(t, dict))
-                cursor = result.get("nextCursor")
-                if not cursor:
-                    break
-            self.guard.set_tools(tools)
-            self.stale = False
+                return self.ask_server({**message, "params": params}, headers) or {}
+
+            tools = every_tool(ask, "no answer")
+            if tools is not None:
+                self.guard.set_tools(tools)
+                self.stale = False
 
     # --- one request ------------------------------------------------------------------------
 

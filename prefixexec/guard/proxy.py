@@ -24,6 +24,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import IO, Any
 
 import attrs
@@ -354,37 +355,28 @@ class Proxy:
 
     def list_tools(self) -> None:
         """The server's own ``tools/list`` (every page), asked by the guard (GUARD-PROXY)."""
-        tools: list[Any] = []
-        cursor: object = None
-        for _ in range(MAX_PAGES):
-            self.own += 1
-            request_id = f"prefixexec-guard/{self.own}"
-            done = threading.Event()
-            entry = _Open("own", request_id, time.monotonic() + (self.options.timeout or 60.0), done=done)
+        tools = every_tool(self.ask_tools, "None")
+        if tools is not None:
+            self.guard.set_tools(tools)
+            self.stale = False
+
+    def ask_tools(self, params: dict[str, Any]) -> dict[str, Any] | None:
+        """One ``tools/list`` page asked of the server and its answer (``{}``: none in time);
+        ``None`` when the server cannot be written to."""
+        self.own += 1
+        request_id = f"prefixexec-guard/{self.own}"
+        done = threading.Event()
+        entry = _Open("own", request_id, time.monotonic() + (self.options.timeout or 60.0), done=done)
+        with self.lock:
+            self.open[_key(request_id)] = entry
+        if not self.to_server(
+            _line({"jsonrpc": "2.0", "id": request_id, "method": "tools/list", "params": params})
+        ):
             with self.lock:
-                self.open[_key(request_id)] = entry
-            params = {} if cursor is None else {"cursor": cursor}
-            if not self.to_server(
-                _line({"jsonrpc": "2.0", "id": request_id, "method": "tools/list", "params": params})
-            ):
-                with self.lock:
-                    self.open.pop(_key(request_id), None)
-                return
-            done.wait()
-            answer = entry.answer or {}
-            result = answer.get("result")
-            if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
-                error = answer.get("error")
-                sys.stderr.write(
-                    f"prefixexec guard: the server's tools/list failed: {printable(str(error))[:200]}\n"
-                )
-                return
-            tools.extend(t for t in result["tools"] if isinstance(t, dict))
-            cursor = result.get("nextCursor")
-            if not cursor:
-                break
-        self.guard.set_tools(tools)
-        self.stale = False
+                self.open.pop(_key(request_id), None)
+            return None
+        done.wait()
+        return entry.answer or {}
 
     # --- server -> client -------------------------------------------------------------------
 
@@ -441,6 +433,28 @@ class Proxy:
     def record(self, entry: _Open, message: dict[str, Any]) -> None:
         """Record an answer the client already has (the trace, the session's history)."""
         record_answer(self.guard, entry.pending, message)
+
+
+def every_tool(ask: Callable[[dict[str, Any]], dict[str, Any] | None], no_error: str) -> list[Any] | None:
+    """Every page of the server's ``tools/list`` (at most :data:`MAX_PAGES`), each asked with
+    ``ask(params)``; ``None`` when a page could not be asked (``ask`` gave ``None``) or its
+    answer holds no tool list, said on stderr with the server's error (``no_error`` without one)."""
+    tools: list[Any] = []
+    cursor: object = None
+    for _ in range(MAX_PAGES):
+        answer = ask({} if cursor is None else {"cursor": cursor})
+        if answer is None:
+            return None
+        result = answer.get("result")
+        if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
+            error = printable(str(answer.get("error", no_error)))[:200]
+            sys.stderr.write(f"prefixexec guard: the server's tools/list failed: {error}\n")
+            return None
+        tools.extend(t for t in result["tools"] if isinstance(t, dict))
+        cursor = result.get("nextCursor")
+        if not cursor:
+            break
+    return tools
 
 
 def blocked_answer(request_id: object, reason: str) -> dict[str, Any]:
