@@ -489,7 +489,9 @@ def _by_task(rollouts: Iterable[Rollout]) -> dict[str, list[bool]]:
     return out
 
 
-def _overlap(runs: Sequence[Run]) -> bool:
+def overlap(runs: Sequence[Run]) -> bool:
+    """Whether runs repeat a (task, trial) pair: several runs of one domain, as a best-of-K
+    submission gives them."""
     seen: set[tuple[str, int]] = set()
     for run in runs:
         keys = {(r.task_id, r.trial) for r in run.rollouts}
@@ -554,7 +556,7 @@ def check_tau2(claim: Claim, runs: Sequence[Run], best_of: bool) -> ClaimCheck:
         reasons.append(Reason("best_of", why))
         text = _rate_text(won, total)
         return _verdict(claim, Fraction(won, total), text, reasons + summaries, runs, best=True, n=total)
-    if len(runs) > 1 and (_overlap(runs) or len({run.key for run in runs}) > 1):
+    if len(runs) > 1 and (overlap(runs) or len({run.key for run in runs}) > 1):
         won, total = _best_of(runs)
         assert claim.value is not None
         would = abs(Fraction(won, total) - claim.value) <= claim.tolerance
@@ -715,7 +717,7 @@ def check_bfcl(claim: Claim, runs: Sequence[Run], every: Sequence[Run]) -> Claim
     if claim.parts:
         return _check_bfcl_overall(claim, every)
     reasons: list[Reason] = []
-    if _overlap(runs):
+    if overlap(runs):
         reasons.append(Reason("several_runs", "the files repeat entries: give one result file per model"))
         return ClaimCheck(claim, "not_checkable", reasons=tuple(reasons), runs=tuple(runs))
     if len(runs) > 1:

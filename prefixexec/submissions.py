@@ -377,17 +377,6 @@ class ClaimRow:
     check: ClaimCheck
 
 
-def _best_of(runs: Sequence[Run]) -> bool:
-    """Several runs of one domain whose (task, trial) pairs repeat: a best-of-K submission."""
-    seen: set[tuple[str, int]] = set()
-    for run in runs:
-        pairs = {(r.task_id, r.trial) for r in run.rollouts}
-        if pairs & seen:
-            return True
-        seen |= pairs
-    return False
-
-
 def check_submission(
     item: SubmissionRead, best_of: bool | None = None
 ) -> list[tuple[Claims, list[ClaimCheck]]]:
@@ -396,7 +385,7 @@ def check_submission(
     ``best_of`` ``None``: a tau2 pass_1 over several runs of a domain that repeat its tasks is
     checked as best-of-K (LB-TRIALS), a claim over one run as it is; ``True`` / ``False``: every
     claim as ``crosscheck --best-of`` does or does not."""
-    from prefixexec.claims import check
+    from prefixexec.claims import check, overlap
 
     out: list[tuple[Claims, list[ClaimCheck]]] = []
     for claims in item.claims:
@@ -406,7 +395,7 @@ def check_submission(
             best = best_of
             if best is None:
                 mine = [r for r in item.runs if r.key.dataset == claim.dataset]
-                best = not bfcl and claim.k == 1 and len(mine) > 1 and _best_of(mine)
+                best = not bfcl and claim.k == 1 and len(mine) > 1 and overlap(mine)
             checks += check(attrs.evolve(claims, claims=(claim,)), item.runs, best)
         out.append((claims, checks))
     return out
