@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any, Literal
 
+import attrs
 import numpy as np
 import numpy.typing as npt
 
@@ -195,6 +196,241 @@ def replicates(W: IntArray, columns: Sequence[tuple[Any, Any]], Z: Any = None) -
             )
         rows.append(_ratio(Z[i], dens[L]))
     return np.stack(rows)
+
+
+
+# ---------------------------------------------------------------------------------------------
+# The fixed-point fast path for wide columns (PASSK-BOOT-FIXED)
+#
+# A wide column (numerators num_j over one L with n L >= 2^53, Python integers when L >= 2^62)
+# had its replicates sum_j W[b, j] num_j / (D_b L) (D_b = sum_j W[b, j], the tasks drawn) taken
+# as Python integers: exact, and about a thousand times slower than a float64 product. The same
+# doubles come from a fixed-point image of the column:
+#
+# 1. Once per column: a_j = floor(num_j 2^M / L), an exact integer, with M so large that every
+#    nonzero a_j has at least KEEP_BITS bits below its leading limb; a_j is split into limbs of
+#    ``shift`` bits (D_b (2^shift - 1) < 2^53), stored as float64 (F).
+# 2. Per block of resamples: P = W @ F, one BLAS float64 product, exact (every partial sum is an
+#    integer below 2^53). A_b = sum_l P[b, l] 2^(shift l) = sum_j W[b, j] a_j, and the true
+#    numerator sum_j W[b, j] num_j 2^M / L lies in [A_b, A_b + D_b).
+# 3. From the T leading limbs of A_b (the limbs below them and the D_b add less than
+#    D_b 2^(shift (h - T + 1)), h the leading limb) the replicate is approximated in double-double
+#    arithmetic (error-free TwoSum and Dekker's TwoProduct: numpy has no fma), with a rigorous
+#    bound on the distance to the exact replicate.
+# 4. The nearest double y of the approximation is the replicate when the whole interval around
+#    the approximation rounds to y: it stays strictly inside the half-spacings to y's neighbours
+#    (the spacing below a power of two is half the spacing above). A replicate for which this is
+#    not proven (at or next to a midpoint between two doubles, or too small for a normal double)
+#    is computed exactly from the Python integers, alone. 0 (nothing drawn is nonzero) is exact.
+
+#: Bits below the leading limb that the approximation keeps (the rest is bounded, not dropped).
+KEEP_BITS = 90
+#: Below this the fast path does not certify (subnormal results and their neighbours go exact).
+_SMALLEST_SURE = 2.0**-960
+#: Relative error of the double-double steps (they stay below 2^-100; 16 times that as margin).
+_DD_ERROR = 2.0**-96
+#: Absolute slack for results of ldexp that fall below the normal range (at most 2^-1075 each).
+_TINY = 2.0**-1060
+#: Dekker's splitter for float64: 2^27 + 1.
+_SPLITTER = 134217729.0
+
+
+def _two_sum(a: FloatArray, b: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Knuth's TwoSum: s = fl(a + b) and e with a + b = s + e exactly."""
+    s = a + b
+    bb = s - a
+    e = (a - (s - bb)) + (b - bb)
+    return s, e
+
+
+def _fast_two_sum(a: FloatArray, b: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Dekker's FastTwoSum (|a| >= |b| or a = 0): s = fl(a + b), a + b = s + e exactly."""
+    s = a + b
+    return s, b - (s - a)
+
+
+def _split(a: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Dekker's split: a = hi + lo with hi, lo of at most 26 significant bits each."""
+    t = _SPLITTER * a
+    hi = t - (t - a)
+    return hi, a - hi
+
+
+def _two_product(a: FloatArray, b: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Dekker's TwoProduct: p = fl(a b) and e with a b = p + e exactly (no overflow, no underflow)."""
+    p = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    return p, e
+
+
+def _limb_shift(n_tasks: int) -> int:
+    """Bits a limb may have so that n_tasks x (2^shift - 1) < 2^53 (0 when n_tasks >= 2^23:
+    the fast path is then not used, every partial sum could not be exact with limbs of 30 bits)."""
+    shift = (((2**53 - 1) // max(1, n_tasks)) + 1).bit_length() - 1
+    return min(shift, 52) if shift >= 30 else 0
+
+
+@attrs.frozen(slots=True, eq=False)
+class FixedColumn:
+    """PASSK-BOOT-FIXED: one wide column's fixed-point limbs and its exact numerators.
+
+    ``a_j = floor(num_j 2^M / L) = sum_l limbs[j, l] 2^(shift l)``, every limb below 2^shift.
+    """
+
+    nums: tuple[int, ...]
+    L: int
+    M: int
+    limbs: FloatArray  # n_tasks x K
+
+
+def fixed_column(num: npt.NDArray[Any], L: int, shift: int) -> FixedColumn:
+    """The :class:`FixedColumn` of numerators ``num`` over ``L``, limbs of ``shift`` bits.
+
+    M is chosen so that the smallest nonzero a_j is at least 2^(shift (T - 1)) (T =
+    :func:`_leading_limbs`): every nonzero sum then has T limbs from its leading one down.
+    """
+    nums = tuple(int(v) for v in num.tolist())
+    nonzero = [v for v in nums if v]
+    keep = shift * (_leading_limbs(shift) - 1)
+    # num_j >= 2^(bits(num_j) - 1) and L < 2^bits(L): num_j 2^M / L > 2^keep for this M.
+    M = keep + 1 + L.bit_length() - min(v.bit_length() for v in nonzero) if nonzero else 0
+    a = [(v << M) // L for v in nums]
+    K = max(1, -(-max(a).bit_length() // shift))
+    mask = (1 << shift) - 1
+    limbs = np.array([[(v >> (shift * limb)) & mask for limb in range(K)] for v in a], dtype=np.float64)
+    limbs.flags.writeable = False
+    return FixedColumn(nums, L, M, limbs.reshape(len(nums), K))
+
+
+def _leading_limbs(shift: int) -> int:
+    """T: the limbs taken from the leading one down, enough for KEEP_BITS bits below it."""
+    return 1 + -(-KEEP_BITS // shift)
+
+
+def _exact_replicate(w: Sequence[int], nums: Sequence[int], L: int) -> float:
+    """One replicate the Python-integer way: sum_j w_j num_j / (sum_j w_j L), rounded once
+    (CPython's integer true division rounds correctly, ties to even); NaN when nothing is drawn."""
+    drawn = sum(w)
+    if drawn == 0:
+        return math.nan
+    return sum(wj * v for wj, v in zip(w, nums, strict=True) if wj) / (drawn * L)
+
+
+def fixed_replicates(
+    P: FloatArray, D: FloatArray, column: FixedColumn, shift: int
+) -> tuple[FloatArray, npt.NDArray[np.bool_]]:
+    """PASSK-BOOT-FIXED step 3 and 4 for one column: from its limb sums ``P`` (B x K, exact
+    integers) and the tasks drawn ``D`` (B, exact integers, > 0 where P has a nonzero limb), the
+    candidate doubles and where they are proven to be the exact replicate rounded once."""
+    B, K = P.shape
+    T = _leading_limbs(shift)
+    nonzero = P > 0
+    found = nonzero.any(axis=1)
+    h = (K - 1) - np.argmax(nonzero[:, ::-1], axis=1)  # the leading limb (0 where none)
+    at = h[:, None] - np.arange(T)[None, :]
+    Q = np.take_along_axis(P, np.maximum(at, 0), axis=1) * (at >= 0)
+    # s = sum_i Q_i 2^(-shift i): each term is an exact double; TwoSum keeps every rounding error.
+    hi = Q[:, 0].copy()
+    lo = np.zeros(B)
+    for i in range(1, T):
+        hi, err = _two_sum(hi, np.ldexp(Q[:, i], -shift * i))
+        lo += err
+    hi, lo = _fast_two_sum(hi, lo)
+    # q = s / D in double-double: q_hi = fl(hi / D), the remainder hi - q_hi D exactly
+    # (TwoProduct; hi - p is exact by Sterbenz), then the low part.
+    Dn = np.where(found, D, 1.0)
+    q = hi / Dn
+    p, pe = _two_product(q, Dn)
+    ql = (((hi - p) - pe) + lo) / Dn
+    q, ql = _fast_two_sum(q, ql)
+    # The replicate is 2^e (s + tau) / D with 0 <= tau < D 2^(-shift (T - 1)), e = shift h - M.
+    e = shift * h - column.M
+    y = np.ldexp(q, e)
+    yl = np.ldexp(ql, e)
+    tail = np.ldexp(1.0, e - shift * (T - 1))  # bounds 2^e tau / D
+    error = y * _DD_ERROR + tail + _TINY  # |exact - (y + yl)| is below this (one side is tail only)
+    up = np.nextafter(y, np.inf) - y
+    down = y - np.nextafter(y, 0.0)
+    half = np.where(yl >= 0, up, down) * 0.5  # the half-spacing on yl's side
+    least = np.minimum(up, down) * 0.5
+    margin = 1.0 - 2.0**-20  # covers the roundings of the two comparisons' left sides
+    sure = (y >= _SMALLEST_SURE) & (np.abs(yl) + error < half * margin) & (error < least * margin)
+    # Nothing nonzero drawn: exactly 0 (or nothing drawn at all: NaN, BOOT-DROP).
+    y = np.where(found, y, np.where(D > 0, 0.0, np.nan))
+    return y, sure | ~found
+
+
+@attrs.frozen(slots=True, eq=False)
+class PreparedColumns:
+    """PASSK-BOOT columns made ready once for many blocks of resample counts: narrow columns
+    (every sum below 2^53) take :func:`replicates`' float64 product, wide ones the fixed-point
+    path of PASSK-BOOT-FIXED (:class:`FixedColumn`). Rows of the result in ``columns``' order."""
+
+    narrow: tuple[int, ...]
+    narrow_columns: tuple[tuple[Any, Any], ...]
+    wide: tuple[int, ...]
+    fixed: tuple[FixedColumn, ...]
+    F: FloatArray  # every wide column's limbs side by side (n_tasks x sum K)
+    shift: int
+
+    def replicates(self, W: IntArray) -> FloatArray:
+        """The replicates (columns x W's rows), each the exact ratio rounded once (BOOT-REPLICATE)."""
+        out = np.empty((len(self.narrow) + len(self.wide), W.shape[0]), dtype=np.float64)
+        if self.narrow:
+            out[list(self.narrow)] = replicates(W, self.narrow_columns)
+        if not self.wide:
+            return out
+        drawn = W.sum(axis=1)
+        if W.shape[0] == 0:
+            return out
+        fast = self.shift > 0 and int(W.min()) >= 0 and int(drawn.max()) * ((1 << self.shift) - 1) < 2**53
+        if not fast:  # every partial sum would not be exact in float64: all exact
+            rows = W.tolist()
+            for i, col in zip(self.wide, self.fixed, strict=True):
+                out[i] = [_exact_replicate(w, col.nums, col.L) for w in rows]
+            return out
+        P = W.astype(np.float64) @ self.F  # exact: every partial sum is an integer below 2^53
+        D = drawn.astype(np.float64)
+        start = 0
+        for i, col in zip(self.wide, self.fixed, strict=True):
+            K = col.limbs.shape[1]
+            y, sure = fixed_replicates(P[:, start : start + K], D, col, self.shift)
+            start += K
+            for b in np.flatnonzero(~sure).tolist():  # rare: at or next to a midpoint, or tiny
+                y[b] = _exact_replicate(W[b].tolist(), col.nums, col.L)
+            out[i] = y
+        return out
+
+
+def prepare_columns(columns: Sequence[tuple[Any, Any]], n_tasks: int) -> PreparedColumns:
+    """:class:`PreparedColumns` of :func:`task_columns`' ``(num, den)`` over ``n_tasks`` tasks."""
+    shift = _limb_shift(n_tasks)
+    narrow, wide, fixed = [], [], []
+    for i, (num, den) in enumerate(columns):
+        L = int(den[0]) if den.shape[0] else 1
+        if num.dtype != object and L * n_tasks < 2**53:
+            narrow.append(i)
+        else:
+            wide.append(i)
+            fixed.append(fixed_column(num, L, max(shift, 30)))
+    F = (
+        np.concatenate([col.limbs for col in fixed], axis=1)
+        if fixed
+        else np.zeros((n_tasks, 0), dtype=np.float64)
+    )
+    F.flags.writeable = False
+    return PreparedColumns(
+        tuple(narrow), tuple(columns[i] for i in narrow), tuple(wide), tuple(fixed), F, shift
+    )
+
+
+def fixed_limbs(top: int, n_tasks: int) -> int:
+    """LB-MEMORY's estimate: limbs of a wide column whose smallest nonzero value is at least
+    ``2^-top`` (pass^k, pass@k: top = bits of the largest C(n_j, k)), at most."""
+    shift = max(_limb_shift(n_tasks), 30)
+    return -(-(shift * (_leading_limbs(shift) - 1) + top + 3) // shift)
 
 
 __all__ = [

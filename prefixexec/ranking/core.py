@@ -550,19 +550,6 @@ def _bytes(n: int) -> str:
     return f"{n} bytes"
 
 
-def _curve_replicates(W: IntArray, columns: Sequence[tuple[Any, Any]]) -> FloatArray:
-    """pass^k replicates (columns x W's rows) of ``columns``: int64 columns in one product,
-    Python-integer ones in another (each exact, BOOT-REPLICATE), rows in ``columns``' order."""
-    out = np.empty((len(columns), W.shape[0]), dtype=np.float64)
-    for wide in (False, True):
-        where = [c for c, (num, _) in enumerate(columns) if (num.dtype == object) == wide]
-        if where:
-            part = [columns[c] for c in where]
-            Z = weighted_sums(W, np.column_stack([num for num, _ in part]))
-            out[where] = pk.replicates(W, part, Z)
-    return out
-
-
 def _draw(
     systems: Sequence[_System],
     tasks: Sequence[str],
@@ -582,6 +569,9 @@ def _draw(
         [] if X is None else [_curve_column(s, kind, k) for s in systems for kind in _KEPT[len(_SCALARS) :]]
     )
     columns = [_curve_column(systems[i], kind, j) for i, kind, j in points]
+    # Prepared once for the pass (the fixed-point limbs of wide columns, PASSK-BOOT-FIXED).
+    kept_curve = pk.prepare_columns(at_k, n_tasks)
+    curve = pk.prepare_columns(columns, n_tasks)
     out = np.empty((len(columns), B), dtype=np.float64)
     done = 0
     for W in resample_blocks(n_tasks, B, settings.seed, block):
@@ -592,10 +582,10 @@ def _draw(
                 for m, name in enumerate(_SCALARS):
                     num, den = _SCALAR_AT[name]
                     kept[m, i, done : done + rows] = ratio(Z[i * width + num], Z[i * width + den])
-            extra = _curve_replicates(W, at_k).reshape(S, len(_KEPT) - len(_SCALARS), rows)
+            extra = kept_curve.replicates(W).reshape(S, len(_KEPT) - len(_SCALARS), rows)
             kept[len(_SCALARS) :, :, done : done + rows] = extra.transpose(1, 0, 2)
         if columns:
-            out[:, done : done + rows] = _curve_replicates(W, columns)
+            out[:, done : done + rows] = curve.replicates(W)
         done += rows
     return kept, out
 
