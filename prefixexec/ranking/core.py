@@ -472,15 +472,36 @@ def _curve_column(s: _System, kind: str, k: int) -> tuple[Any, Any]:
     return reduced, np.full(den.shape[0], top, dtype=dtype)
 
 
+def _comb_bits(n: int, k: int) -> int:
+    """An upper bound on the bits of C(n, k) (lgamma, one bit of slack)."""
+    return math.ceil((math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)) / math.log(2)) + 1
+
+
+#: Bytes per resample of the temporaries of the one wide column being rounded at a time
+#: (PASSK-BOOT-FIXED: the leading limbs, the double-double steps, the spacings, the masks).
+FIXED_TEMP_BYTES = 64 * 8
+
+
 def _sum_bytes(s: _System, k: int, n_tasks: int) -> int:
-    """Bytes one weighted sum of a curve point of ``s`` at ``k`` takes in a block, with its ratio
-    and a temporary: 8 each below 2^53, else a Python integer of about the bits of the common
-    multiple L of the C(n_j, k) (at most the sum of their bits) and the tasks drawn."""
-    bits = n_tasks.bit_length() + sum(
-        math.ceil((math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)) / math.log(2)) + 1
-        for n in set(s.n)
-    )
-    return 24 if bits < 53 else 3 * (bits // 8 + 40)
+    """Bytes one weighted sum of a curve point of ``s`` at ``k`` takes per resample of a block:
+    8 for the sum with its ratio and a temporary below 2^53 (24); beyond, PASSK-BOOT-FIXED's
+    limb sums (8 bytes and a 1-byte mask per limb: :func:`~prefixexec.kernel.passk.fixed_limbs`
+    limbs cover the values down to 1 / the largest C(n_j, k)) and the replicate (8)."""
+    bits = n_tasks.bit_length() + sum(_comb_bits(n, k) for n in set(s.n))  # of n L, L | prod C(n_j, k)
+    if bits < 53:
+        return 24
+    return 9 * pk.fixed_limbs(max(_comb_bits(n, k) for n in set(s.n)), n_tasks) + 8
+
+
+def _column_bytes(s: _System, k: int, n_tasks: int) -> int:
+    """Bytes a curve point's task columns hold for a whole pass: nothing beyond the int64 pair
+    below 2^53 (16 a task); beyond, the Python-integer numerators (twice: the column and
+    PASSK-BOOT-FIXED's copy) with the shared L, and the float64 limbs (8 a limb and task)."""
+    bits = n_tasks.bit_length() + sum(_comb_bits(n, k) for n in set(s.n))
+    if bits < 53:
+        return 16 * n_tasks
+    limbs = pk.fixed_limbs(max(_comb_bits(n, k) for n in set(s.n)), n_tasks)
+    return n_tasks * (2 * (bits // 8 + 40) + 8 + 8 * limbs)
 
 
 @attrs.frozen(slots=True)
@@ -498,8 +519,10 @@ def _plan(systems: Sequence[_System], n_tasks: int, B: int, k: int, limit: int |
     or one error line naming the largest ``--bootstrap`` that fits, before anything is drawn.
 
     The peak is the kept replicates (:data:`KEEP_BYTES` each, :data:`_KEPT` per system and
-    resample), the scalar task sums, one pass's replicates (REPLICATE_BYTES each) and one block:
-    CELL_BYTES per resample and task plus every weighted sum of the pass (:func:`_sum_bytes`)."""
+    resample), the scalar task sums, one pass's replicates (REPLICATE_BYTES each) and task
+    columns (:func:`_column_bytes`), and one block: CELL_BYTES per resample and task plus every
+    weighted sum of the pass (:func:`_sum_bytes`) and one wide column's temporaries
+    (:data:`FIXED_TEMP_BYTES`)."""
     S = len(systems)
     points = [
         (i, kind, j)
@@ -509,18 +532,24 @@ def _plan(systems: Sequence[_System], n_tasks: int, B: int, k: int, limit: int |
         if not (j == k and kind in _KEPT)
     ]
     cost = {(i, j): _sum_bytes(systems[i], j, n_tasks) for i, _, j in points}
+    held = {(i, j): _column_bytes(systems[i], j, n_tasks) for i, _, j in points}
     kept_cost = sum(_sum_bytes(s, k, n_tasks) for s in systems) * 2 + S * len(_SCALAR_COLUMNS) * 24
-    fixed = n_tasks * S * len(_SCALAR_COLUMNS) * 8 + B * S * len(_KEPT) * KEEP_BYTES
+    kept_held = sum(_column_bytes(s, k, n_tasks) for s in systems) * 2
+    fixed = n_tasks * S * len(_SCALAR_COLUMNS) * 8 + B * S * len(_KEPT) * KEEP_BYTES + kept_held
+    wide = any(c > 24 for c in cost.values()) or kept_cost > S * (2 * 24 + len(_SCALAR_COLUMNS) * 24)
 
     def passes(per: int) -> list[list[_Point]]:
         return [points[a : a + per] for a in range(0, len(points), per)] or [[]]
 
     def per_resample(per: int) -> int:
         widest = max(sum(cost[(i, j)] for i, _, j in p) for p in passes(per))
-        return n_tasks * CELL_BYTES + kept_cost + widest
+        return n_tasks * CELL_BYTES + kept_cost + widest + (FIXED_TEMP_BYTES if wide else 0)
+
+    def columns(per: int) -> int:
+        return max(sum(held[(i, j)] for i, _, j in p) for p in passes(per))
 
     def peak(per: int, block: int) -> int:
-        return fixed + min(per, len(points)) * B * REPLICATE_BYTES + block * per_resample(per)
+        return fixed + min(per, len(points)) * B * REPLICATE_BYTES + columns(per) + block * per_resample(per)
 
     per = max(1, GROUP_BYTES // (REPLICATE_BYTES * B))
     block = max(1, min(default_block(n_tasks, B), BLOCK_BYTES // per_resample(per)))
