@@ -266,10 +266,11 @@ def _two_product(a: FloatArray, b: FloatArray) -> tuple[FloatArray, FloatArray]:
 
 
 def _limb_shift(n_tasks: int) -> int:
-    """Bits a limb may have so that n_tasks x (2^shift - 1) < 2^53 (0 when n_tasks >= 2^23:
-    the fast path is then not used, every partial sum could not be exact with limbs of 30 bits)."""
+    """Bits a limb may have so that n_tasks x (2^shift - 1) < 2^53, at most 47 (a resample of up
+    to 64 draws then still sums exactly); 0 when n_tasks >= 2^23: the fast path is then not used
+    (limbs of fewer than 30 bits would need more leading limbs than the rounding step takes)."""
     shift = (((2**53 - 1) // max(1, n_tasks)) + 1).bit_length() - 1
-    return min(shift, 52) if shift >= 30 else 0
+    return min(shift, 47) if shift >= 30 else 0
 
 
 @attrs.frozen(slots=True, eq=False)
@@ -382,23 +383,24 @@ class PreparedColumns:
             out[list(self.narrow)] = replicates(W, self.narrow_columns)
         if not self.wide:
             return out
-        drawn = W.sum(axis=1)
         if W.shape[0] == 0:
             return out
-        fast = self.shift > 0 and int(W.min()) >= 0 and int(drawn.max()) * ((1 << self.shift) - 1) < 2**53
-        if not fast:  # every partial sum would not be exact in float64: all exact
-            rows = W.tolist()
-            for i, col in zip(self.wide, self.fixed, strict=True):
-                out[i] = [_exact_replicate(w, col.nums, col.L) for w in rows]
-            return out
-        P = W.astype(np.float64) @ self.F  # exact: every partial sum is an integer below 2^53
-        D = drawn.astype(np.float64)
+        drawn = W.sum(axis=1)
+        # A row's limb sums are exact integers in float64 when it draws at most this many tasks
+        # (D (2^shift - 1) < 2^53); a resample of BOOT-DRAW draws n_tasks, always within it.
+        most = (2**53 - 1) // ((1 << self.shift) - 1) if self.shift > 0 else -1
+        exact_rows = (drawn > most) | (W < 0).any(axis=1)
+        Wf = W.astype(np.float64)
+        Wf[exact_rows] = 0.0
+        P = Wf @ self.F  # exact: every partial sum is an integer below 2^53
+        D = np.where(exact_rows, 0.0, drawn.astype(np.float64))
         start = 0
         for i, col in zip(self.wide, self.fixed, strict=True):
             K = col.limbs.shape[1]
             y, sure = fixed_replicates(P[:, start : start + K], D, col, self.shift)
             start += K
-            for b in np.flatnonzero(~sure).tolist():  # rare: at or next to a midpoint, or tiny
+            # Rare: at or next to a midpoint, or tiny; or a row drawing too many tasks.
+            for b in np.flatnonzero(~sure | exact_rows).tolist():
                 y[b] = _exact_replicate(W[b].tolist(), col.nums, col.L)
             out[i] = y
         return out
@@ -414,7 +416,7 @@ def prepare_columns(columns: Sequence[tuple[Any, Any]], n_tasks: int) -> Prepare
             narrow.append(i)
         else:
             wide.append(i)
-            fixed.append(fixed_column(num, L, max(shift, 30)))
+            fixed.append(fixed_column(num, L, shift or 30))
     F = (
         np.concatenate([col.limbs for col in fixed], axis=1)
         if fixed
@@ -429,7 +431,7 @@ def prepare_columns(columns: Sequence[tuple[Any, Any]], n_tasks: int) -> Prepare
 def fixed_limbs(top: int, n_tasks: int) -> int:
     """LB-MEMORY's estimate: limbs of a wide column whose smallest nonzero value is at least
     ``2^-top`` (pass^k, pass@k: top = bits of the largest C(n_j, k)), at most."""
-    shift = max(_limb_shift(n_tasks), 30)
+    shift = _limb_shift(n_tasks) or 30
     return -(-(shift * (_leading_limbs(shift) - 1) + top + 3) // shift)
 
 

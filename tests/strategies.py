@@ -123,3 +123,55 @@ def seen_and_identifier(draw: st.DrawFn) -> tuple[list[str], str]:
         end = draw(st.integers(start, len(source)))
         return texts, source[start:end]
     return texts, draw(st.text(PROVENANCE_ALPHABET, max_size=6))
+
+
+#: 0.5 + 2^-54 = (2^53 + 1) / 2^54: the midpoint between the doubles 0.5 and 0.5 + 2^-53.
+MIDPOINT = (2**53 + 1, 2**54)
+
+
+@st.composite
+def wide_values(draw: st.DrawFn, L: int, g: int, E: int) -> int:
+    """One numerator over ``L = g 2^E`` (g odd; E >= 54): a random one in [0, L] or an adversarial
+    one of PASSK-BOOT-FIXED: 0, 1 (num = L), just below 1, an exact power of two, the midpoint
+    (2^53 + 1)/2^54 or its neighbour 1/2 (mixtures of the two give midpoints under some draws),
+    or a subnormal-small value (a few units over an L of more than 2^1074)."""
+    kind = draw(st.sampled_from(["random", "zero", "one", "below_one", "power", "midpoint", "half", "tiny"]))
+    if kind == "zero":
+        return 0
+    if kind == "one":
+        return L
+    if kind == "below_one":
+        return L - draw(st.integers(1, 2**20))
+    if kind == "power":
+        return g * 2 ** (E - draw(st.integers(0, E)))
+    if kind == "midpoint":
+        return g * MIDPOINT[0] * 2 ** (E - 54)
+    if kind == "half":
+        return g * 2 ** (E - 1)
+    if kind == "tiny":
+        return draw(st.integers(1, 2**30))
+    return draw(st.integers(0, L))
+
+
+@st.composite
+def wide_columns(draw: st.DrawFn, max_tasks: int = 6) -> tuple[list[int], int]:
+    """(numerators, L) of one PASSK-BOOT column with L >= 2^54 (Python integers), L = g 2^E."""
+    g = 2 * draw(st.integers(0, 2**60)) + 1
+    E = draw(st.integers(54, 1200))
+    L = g * 2**E
+    m = draw(st.integers(1, max_tasks))
+    return [draw(wide_values(L, g, E)) for _ in range(m)], L
+
+
+@st.composite
+def resample_rows(draw: st.DrawFn, m: int, max_rows: int = 12) -> Any:
+    """B x m resample counts: mostly rows of m draws (BOOT-DRAW), sometimes any small counts
+    (an empty row: BOOT-DROP)."""
+    rows = []
+    for _ in range(draw(st.integers(1, max_rows))):
+        if draw(st.integers(0, 3)):
+            picks = draw(st.lists(st.integers(0, m - 1), min_size=m, max_size=m))
+            rows.append([picks.count(j) for j in range(m)])
+        else:
+            rows.append(draw(st.lists(st.integers(0, 3), min_size=m, max_size=m)))
+    return np.array(rows, dtype=np.int64)
