@@ -320,34 +320,35 @@ def _exact_replicate(w: Sequence[int], nums: Sequence[int], L: int) -> float:
 
 
 def fixed_replicates(
-    P: FloatArray, D: FloatArray, column: FixedColumn, shift: int
+    P: FloatArray, D: FloatArray, M: IntArray, shift: int
 ) -> tuple[FloatArray, npt.NDArray[np.bool_]]:
-    """PASSK-BOOT-FIXED step 3 and 4 for one column: from its limb sums ``P`` (B x K, exact
-    integers) and the tasks drawn ``D`` (B, exact integers, > 0 where P has a nonzero limb), the
-    candidate doubles and where they are proven to be the exact replicate rounded once."""
-    B, K = P.shape
+    """PASSK-BOOT-FIXED steps 3 and 4 for C columns of K limbs each: from their limb sums ``P``
+    (B x C x K, exact integers), the tasks drawn ``D`` (B, exact integers, > 0 where a row has a
+    nonzero limb) and each column's scale ``M`` (C), the candidate doubles (B x C) and where they
+    are proven to be the exact replicate rounded once."""
+    K = P.shape[2]
     T = _leading_limbs(shift)
     nonzero = P > 0
-    found = nonzero.any(axis=1)
-    h = (K - 1) - np.argmax(nonzero[:, ::-1], axis=1)  # the leading limb (0 where none)
-    at = h[:, None] - np.arange(T)[None, :]
-    Q = np.take_along_axis(P, np.maximum(at, 0), axis=1) * (at >= 0)
+    found = nonzero.any(axis=2)
+    h = (K - 1) - np.argmax(nonzero[:, :, ::-1], axis=2)  # the leading limb (0 where none)
+    at = h[:, :, None] - np.arange(T)
+    Q = np.take_along_axis(P, np.maximum(at, 0), axis=2) * (at >= 0)
     # s = sum_i Q_i 2^(-shift i): each term is an exact double; TwoSum keeps every rounding error.
-    hi = Q[:, 0].copy()
-    lo = np.zeros(B)
+    hi = Q[:, :, 0]
+    lo = np.zeros(hi.shape)
     for i in range(1, T):
-        hi, err = _two_sum(hi, np.ldexp(Q[:, i], -shift * i))
+        hi, err = _two_sum(hi, np.ldexp(Q[:, :, i], -shift * i))
         lo += err
     hi, lo = _fast_two_sum(hi, lo)
     # q = s / D in double-double: q_hi = fl(hi / D), the remainder hi - q_hi D exactly
     # (TwoProduct; hi - p is exact by Sterbenz), then the low part.
-    Dn = np.where(found, D, 1.0)
+    Dn = np.where(found, D[:, None], 1.0)
     q = hi / Dn
     p, pe = _two_product(q, Dn)
     ql = (((hi - p) - pe) + lo) / Dn
     q, ql = _fast_two_sum(q, ql)
     # The replicate is 2^e (s + tau) / D with 0 <= tau < D 2^(-shift (T - 1)), e = shift h - M.
-    e = shift * h - column.M
+    e = shift * h - M[None, :]
     y = np.ldexp(q, e)
     yl = np.ldexp(ql, e)
     tail = np.ldexp(1.0, e - shift * (T - 1))  # bounds 2^e tau / D
@@ -356,10 +357,10 @@ def fixed_replicates(
     down = y - np.nextafter(y, 0.0)
     half = np.where(yl >= 0, up, down) * 0.5  # the half-spacing on yl's side
     least = np.minimum(up, down) * 0.5
-    margin = 1.0 - 2.0**-20  # covers the roundings of the two comparisons' left sides
+    margin = 1.0 - 2.0**-40  # covers the roundings of the two comparisons' left sides (< 2^-50)
     sure = (y >= _SMALLEST_SURE) & (np.abs(yl) + error < half * margin) & (error < least * margin)
     # Nothing nonzero drawn: exactly 0 (or nothing drawn at all: NaN, BOOT-DROP).
-    y = np.where(found, y, np.where(D > 0, 0.0, np.nan))
+    y = np.where(found, y, np.where(D[:, None] > 0, 0.0, np.nan))
     return y, sure | ~found
 
 
@@ -367,23 +368,26 @@ def fixed_replicates(
 class PreparedColumns:
     """PASSK-BOOT columns made ready once for many blocks of resample counts: narrow columns
     (every sum below 2^53) take :func:`replicates`' float64 product, wide ones the fixed-point
-    path of PASSK-BOOT-FIXED (:class:`FixedColumn`). Rows of the result in ``columns``' order."""
+    path of PASSK-BOOT-FIXED (:class:`FixedColumn`). Rows of the result in ``columns``' order.
+
+    The wide columns are grouped by their number of limbs K (``groups``: the output rows of each
+    group, in the order their limbs lie side by side in ``F``), so that a group is rounded in one
+    vectorised step."""
 
     narrow: tuple[int, ...]
     narrow_columns: tuple[tuple[Any, Any], ...]
-    wide: tuple[int, ...]
-    fixed: tuple[FixedColumn, ...]
-    F: FloatArray  # every wide column's limbs side by side (n_tasks x sum K)
+    groups: tuple[tuple[int, ...], ...]
+    fixed: tuple[tuple[FixedColumn, ...], ...]
+    F: FloatArray  # every wide column's limbs side by side (n_tasks x sum K), group by group
     shift: int
 
     def replicates(self, W: IntArray) -> FloatArray:
         """The replicates (columns x W's rows), each the exact ratio rounded once (BOOT-REPLICATE)."""
-        out = np.empty((len(self.narrow) + len(self.wide), W.shape[0]), dtype=np.float64)
+        wide = sum(len(g) for g in self.groups)
+        out = np.empty((len(self.narrow) + wide, W.shape[0]), dtype=np.float64)
         if self.narrow:
             out[list(self.narrow)] = replicates(W, self.narrow_columns)
-        if not self.wide:
-            return out
-        if W.shape[0] == 0:
+        if not wide or W.shape[0] == 0:
             return out
         drawn = W.sum(axis=1)
         # A row's limb sums are exact integers in float64 when it draws at most this many tasks
@@ -394,38 +398,42 @@ class PreparedColumns:
         Wf[exact_rows] = 0.0
         P = Wf @ self.F  # exact: every partial sum is an integer below 2^53
         D = np.where(exact_rows, 0.0, drawn.astype(np.float64))
+        # Columns a step: about 2^15 replicates, so that the temporaries stay in the CPU's cache.
+        step = max(1, (1 << 15) // W.shape[0])
         start = 0
-        for i, col in zip(self.wide, self.fixed, strict=True):
-            K = col.limbs.shape[1]
-            y, sure = fixed_replicates(P[:, start : start + K], D, col, self.shift)
-            start += K
-            # Rare: at or next to a midpoint, or tiny; or a row drawing too many tasks.
-            for b in np.flatnonzero(~sure | exact_rows).tolist():
-                y[b] = _exact_replicate(W[b].tolist(), col.nums, col.L)
-            out[i] = y
+        for group_rows, group in zip(self.groups, self.fixed, strict=True):
+            K = group[0].limbs.shape[1]
+            for first in range(0, len(group), step):
+                cols, rows = group[first : first + step], group_rows[first : first + step]
+                M = np.array([col.M for col in cols], dtype=np.int64)
+                part = P[:, start : start + len(cols) * K].reshape(-1, len(cols), K)
+                start += len(cols) * K
+                y, sure = fixed_replicates(part, D, M, self.shift)
+                # Rare: at or next to a midpoint, or tiny; or a row drawing too many tasks.
+                for b, c in np.argwhere(~sure | exact_rows[:, None]).tolist():
+                    y[b, c] = _exact_replicate(W[b].tolist(), cols[c].nums, cols[c].L)
+                out[list(rows)] = y.T
         return out
 
 
 def prepare_columns(columns: Sequence[tuple[Any, Any]], n_tasks: int) -> PreparedColumns:
     """:class:`PreparedColumns` of :func:`task_columns`' ``(num, den)`` over ``n_tasks`` tasks."""
     shift = _limb_shift(n_tasks)
-    narrow, wide, fixed = [], [], []
+    narrow = []
+    by_limbs: dict[int, list[tuple[int, FixedColumn]]] = {}
     for i, (num, den) in enumerate(columns):
         L = int(den[0]) if den.shape[0] else 1
         if num.dtype != object and L * n_tasks < 2**53:
             narrow.append(i)
         else:
-            wide.append(i)
-            fixed.append(fixed_column(num, L, shift or 30))
-    F = (
-        np.concatenate([col.limbs for col in fixed], axis=1)
-        if fixed
-        else np.zeros((n_tasks, 0), dtype=np.float64)
-    )
+            col = fixed_column(num, L, shift or 30)
+            by_limbs.setdefault(col.limbs.shape[1], []).append((i, col))
+    groups = tuple(tuple(i for i, _ in by_limbs[K]) for K in sorted(by_limbs))
+    fixed = tuple(tuple(col for _, col in by_limbs[K]) for K in sorted(by_limbs))
+    limbs = [col.limbs for group in fixed for col in group]
+    F = np.concatenate(limbs, axis=1) if limbs else np.zeros((n_tasks, 0), dtype=np.float64)
     F.flags.writeable = False
-    return PreparedColumns(
-        tuple(narrow), tuple(columns[i] for i in narrow), tuple(wide), tuple(fixed), F, shift
-    )
+    return PreparedColumns(tuple(narrow), tuple(columns[i] for i in narrow), groups, fixed, F, shift)
 
 
 def fixed_limbs(top: int, n_tasks: int) -> int:

@@ -1,0 +1,140 @@
+"""Benchmark: PASSK-BOOT-FIXED's fixed-point path against the exact object path (issue 40).
+
+The input: one system, 50 tasks x 800 trials (``leaderboard.write_input``, seeded; or ``--input``
+a records file). In one run it prints:
+
+* the kernel: the replicates of every wide curve column the leaderboard draws (pass^k, pass@k,
+  TER^k, TER@k at k = 1..800 whose L = lcm C(n_j, k) makes a sum exceed 2^53, reduced as the
+  leaderboard reduces them) under the same ``--kernel-B`` resamples, by the exact Python-integer
+  product (``passk.replicates``: object-dtype W @ num, then int / int per replicate) and by
+  ``passk.prepare_columns(...).replicates`` (preparing the limbs included), best of
+  ``--repeat``; checks that both give the same doubles bit for bit and prints the ratio
+  old / new and how many replicates took the exact fallback;
+* the whole command ``prefixexec leaderboard --json --bootstrap B FILE`` in a fresh process:
+  wall time, its peak resident memory (``ru_maxrss``) and LB-MEMORY's planned peak.
+
+Usage: python benchmarks/passk_wide.py [--input FILE] [--kernel-B 1000] [--B 10000] [--repeat 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+import types
+from pathlib import Path
+from typing import Any, cast
+
+import numpy as np
+
+import prefixexec.ranking.core as core
+from prefixexec.kernel import passk as pk
+from prefixexec.kernel.bootstrap import resample_counts
+
+from leaderboard import write_input
+
+#: Runs the command in a fresh process and prints its wall time, peak RSS and planned peak.
+CHILD = """
+import contextlib, io, json, resource, sys, time
+import prefixexec.ranking.core as core
+from prefixexec.cli import main
+planned = []
+real = core._plan
+def spy(*a, **k):
+    p = real(*a, **k)
+    planned.append(p.peak)
+    return p
+core._plan = spy
+start = time.perf_counter()
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(["leaderboard", "--json", "--bootstrap", sys.argv[1], sys.argv[2]])
+seconds = time.perf_counter() - start
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kilobytes on Linux
+print(json.dumps({"code": code, "seconds": seconds, "rss": rss, "planned": max(planned)}))
+"""
+
+
+def task_counts(path: Path) -> tuple[list[int], list[int], list[int]]:
+    """Per task (sorted ids): trials, successes, fully executable trials (FED = T + 1)."""
+    n: dict[str, int] = {}
+    c: dict[str, int] = {}
+    e: dict[str, int] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        r = json.loads(line)
+        t = r["task_id"]
+        n[t] = n.get(t, 0) + 1
+        c[t] = c.get(t, 0) + bool(r["success"])
+        e[t] = e.get(t, 0) + (r["outcome"]["fed"] == r["outcome"]["T"] + 1)
+    tasks = sorted(n)
+    return [n[t] for t in tasks], [c[t] for t in tasks], [e[t] for t in tasks]
+
+
+def wide_columns(path: Path) -> list[tuple[Any, Any]]:
+    n, c, e = task_counts(path)
+    system = cast(Any, types.SimpleNamespace(n=tuple(n), c=tuple(c), e=tuple(e)))
+    out = []
+    for k in range(1, min(n) + 1):
+        for kind in pk.KINDS:
+            num, den = core._curve_column(system, kind, k)
+            if num.dtype == object or int(den[0]) * len(n) >= 2**53:
+                out.append((num, den))
+    return out
+
+
+def best(repeat: int, run: Any) -> tuple[float, Any]:
+    times, result = [], None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = run()
+        times.append(time.perf_counter() - start)
+    return min(times), result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--input", type=Path, default=None)
+    parser.add_argument("--kernel-B", type=int, default=1000)
+    parser.add_argument("--B", type=int, default=10_000)
+    parser.add_argument("--repeat", type=int, default=2)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = args.input
+        if path is None:
+            path = Path(tmp) / "records.jsonl"
+            write_input(path, 1, 50, 800)
+        columns = wide_columns(path)
+        n_tasks = len(columns[0][0])
+        W = resample_counts(n_tasks, args.kernel_B, 0)
+        print(f"input: {path} ({n_tasks} tasks); {len(columns)} wide curve columns x {args.kernel_B} resamples")
+        exact_calls = 0
+        real_exact = pk._exact_replicate
+
+        def counted(*a: Any) -> float:
+            nonlocal exact_calls
+            exact_calls += 1
+            return real_exact(*a)
+
+        old_s, old = best(args.repeat, lambda: pk.replicates(W, columns))
+        pk._exact_replicate = counted  # type: ignore[assignment]  # count the fallbacks, same function
+        new_s, new = best(args.repeat, lambda: pk.prepare_columns(columns, n_tasks).replicates(W))
+        pk._exact_replicate = real_exact  # type: ignore[assignment]  # restored
+        same = bool(np.array_equal(old.view(np.int64), new.view(np.int64)))
+        print(f"kernel exact object path: {old_s:.2f} s; fixed-point path: {new_s:.3f} s; ratio old/new: {old_s / new_s:.1f}")
+        print(f"same doubles bit for bit: {same}; exact fallbacks: {exact_calls // args.repeat} of {new.size}")
+        child = subprocess.run(
+            [sys.executable, "-c", CHILD, str(args.B), str(path)], check=True, capture_output=True, text=True
+        )
+        got = json.loads(child.stdout.strip().splitlines()[-1])
+        print(
+            f"prefixexec leaderboard --json --bootstrap {args.B}: {got['seconds']:.1f} s, "
+            f"peak RSS {got['rss'] / 1e6:.0f} MB, LB-MEMORY planned peak {got['planned'] / 1e6:.0f} MB"
+        )
+        if not same:
+            raise SystemExit("the fixed-point path differs from the exact path")
+
+
+if __name__ == "__main__":
+    main()
