@@ -29,12 +29,11 @@ from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
+from leaderboard import write_input
 
 import prefixexec.ranking.core as core
 from prefixexec.kernel import passk as pk
 from prefixexec.kernel.bootstrap import resample_counts
-
-from leaderboard import write_input
 
 #: Runs the command in a fresh process and prints its wall time, peak RSS and planned peak.
 CHILD = """
@@ -108,7 +107,9 @@ def main() -> None:
         columns = wide_columns(path)
         n_tasks = len(columns[0][0])
         W = resample_counts(n_tasks, args.kernel_B, 0)
-        print(f"input: {path} ({n_tasks} tasks); {len(columns)} wide curve columns x {args.kernel_B} resamples")
+        print(
+            f"input: {path} ({n_tasks} tasks); {len(columns)} wide curve columns x {args.kernel_B} resamples"
+        )
         exact_calls = 0
         real_exact = pk._exact_replicate
 
@@ -122,8 +123,13 @@ def main() -> None:
         new_s, new = best(args.repeat, lambda: pk.prepare_columns(columns, n_tasks).replicates(W))
         pk._exact_replicate = real_exact  # type: ignore[assignment]  # restored
         same = bool(np.array_equal(old.view(np.int64), new.view(np.int64)))
-        print(f"kernel exact object path: {old_s:.2f} s; fixed-point path: {new_s:.3f} s; ratio old/new: {old_s / new_s:.1f}")
-        print(f"same doubles bit for bit: {same}; exact fallbacks: {exact_calls // args.repeat} of {new.size}")
+        print(
+            f"kernel exact object path: {old_s:.2f} s; fixed-point path: {new_s:.3f} s; "
+            f"ratio old/new: {old_s / new_s:.1f}"
+        )
+        print(
+            f"same doubles bit for bit: {same}; exact fallbacks: {exact_calls // args.repeat} of {new.size}"
+        )
         child = subprocess.run(
             [sys.executable, "-c", CHILD, str(args.B), str(path)], check=True, capture_output=True, text=True
         )

@@ -198,7 +198,6 @@ def replicates(W: IntArray, columns: Sequence[tuple[Any, Any]], Z: Any = None) -
     return np.stack(rows)
 
 
-
 # ---------------------------------------------------------------------------------------------
 # The fixed-point fast path for wide columns (PASSK-BOOT-FIXED)
 #

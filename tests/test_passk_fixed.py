@@ -34,7 +34,11 @@ def exact(W: np.ndarray[Any, Any], nums: list[int], L: int) -> list[float]:
     out = []
     for row in W.tolist():
         drawn = sum(row)
-        out.append(math.nan if drawn == 0 else float(Fraction(sum(w * v for w, v in zip(row, nums)), drawn * L)))
+        out.append(
+            math.nan
+            if drawn == 0
+            else float(Fraction(sum(w * v for w, v in zip(row, nums, strict=True)), drawn * L))
+        )
     return out
 
 
@@ -56,7 +60,7 @@ def uncertain(W: np.ndarray[Any, Any], nums: list[int], L: int) -> set[int]:
         drawn = sum(row)
         if drawn == 0:
             continue
-        v = Fraction(sum(w * x for w, x in zip(row, nums)), drawn * L)
+        v = Fraction(sum(w * x for w, x in zip(row, nums, strict=True)), drawn * L)
         if v < Fraction(2) ** -950:
             if v:
                 found.add(b)
@@ -75,7 +79,7 @@ def exact_midpoints(W: np.ndarray[Any, Any], nums: list[int], L: int) -> set[int
         drawn = sum(row)
         if drawn == 0:
             continue
-        v = Fraction(sum(w * x for w, x in zip(row, nums)), drawn * L)
+        v = Fraction(sum(w * x for w, x in zip(row, nums, strict=True)), drawn * L)
         f = float(v)
         if v and any(v == (Fraction(f) + Fraction(np.nextafter(f, side))) / 2 for side in (0.0, math.inf)):
             found.add(b)
@@ -133,9 +137,7 @@ def test_fast_path_equals_the_object_path(column: Column, seed: int) -> None:
 @given(wide_columns(), st.data())
 @example(column=([2**53 + 1, 2**53], 2**54), data=None)
 @example(column=SCALED_MIDPOINT, data=None)
-def test_exact_path_only_for_the_uncertain_replicates(
-    column: Column, data: st.DataObject | None
-) -> None:
+def test_exact_path_only_for_the_uncertain_replicates(column: Column, data: st.DataObject | None) -> None:
     nums, L = column
     m = len(nums)
     W = resample_counts(m, 40, 2) if data is None else data.draw(resample_rows(m))
