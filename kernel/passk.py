@@ -397,8 +397,8 @@ class PreparedColumns:
         Wf[exact_rows] = 0.0
         P = Wf @ self.F  # exact: every partial sum is an integer below 2^53
         D = np.where(exact_rows, 0.0, drawn.astype(np.float64))
-        # Columns a step: about 2^15 replicates, so that the temporaries stay in the CPU's cache.
-        step = max(1, (1 << 15) // W.shape[0])
+        # Columns a step: about FIXED_STEP replicates, so that the temporaries stay in the cache.
+        step = max(1, FIXED_STEP // W.shape[0])
         start = 0
         for group_rows, group in zip(self.groups, self.fixed, strict=True):
             K = group[0].limbs.shape[1]
@@ -433,6 +433,18 @@ def prepare_columns(columns: Sequence[tuple[Any, Any]], n_tasks: int) -> Prepare
     F = np.concatenate(limbs, axis=1) if limbs else np.zeros((n_tasks, 0), dtype=np.float64)
     F.flags.writeable = False
     return PreparedColumns(tuple(narrow), tuple(columns[i] for i in narrow), groups, fixed, F, shift)
+
+
+#: Replicates rounded in one vectorised step of :meth:`PreparedColumns.replicates` (at least one
+#: column of a block's rows).
+FIXED_STEP = 1 << 15
+
+
+def fixed_temp_bytes(K: int, rows: int) -> int:
+    """LB-MEMORY's estimate: the bytes :func:`fixed_replicates`' temporaries take at most for a
+    block of ``rows`` resamples and columns of at most ``K`` limbs: per replicate of a step, the
+    copy of its limb sums and their mask (9 K) and at most 64 arrays of one double each."""
+    return (9 * K + 64 * 8) * max(FIXED_STEP, rows)
 
 
 def fixed_limbs(top: int, n_tasks: int) -> int:

@@ -477,30 +477,30 @@ def _comb_bits(n: int, k: int) -> int:
     return math.ceil((math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)) / math.log(2)) + 1
 
 
-#: Bytes per resample of the temporaries of the one wide column being rounded at a time
-#: (PASSK-BOOT-FIXED: the leading limbs, the double-double steps, the spacings, the masks).
-FIXED_TEMP_BYTES = 64 * 8
+def _limbs(s: _System, k: int, n_tasks: int) -> int:
+    """PASSK-BOOT-FIXED's limbs per task of a curve point of ``s`` at ``k`` (0: a narrow column,
+    every sum below 2^53). Every nonzero pass^k or pass@k value is at least 1 / the largest
+    C(n_j, k); L divides the product of the distinct C(n_j, k)."""
+    bits = n_tasks.bit_length() + sum(_comb_bits(n, k) for n in set(s.n))  # of n L
+    return 0 if bits < 53 else pk.fixed_limbs(max(_comb_bits(n, k) for n in set(s.n)), n_tasks)
 
 
 def _sum_bytes(s: _System, k: int, n_tasks: int) -> int:
     """Bytes one weighted sum of a curve point of ``s`` at ``k`` takes per resample of a block:
-    8 for the sum with its ratio and a temporary below 2^53 (24); beyond, PASSK-BOOT-FIXED's
-    limb sums (8 bytes and a 1-byte mask per limb: :func:`~prefixexec.kernel.passk.fixed_limbs`
-    limbs cover the values down to 1 / the largest C(n_j, k)) and the replicate (8)."""
-    bits = n_tasks.bit_length() + sum(_comb_bits(n, k) for n in set(s.n))  # of n L, L | prod C(n_j, k)
-    if bits < 53:
-        return 24
-    return 9 * pk.fixed_limbs(max(_comb_bits(n, k) for n in set(s.n)), n_tasks) + 8
+    below 2^53 the sum with its ratio and a temporary (24); beyond, PASSK-BOOT-FIXED's limb sums
+    (8 bytes a limb) and the replicate (8)."""
+    limbs = _limbs(s, k, n_tasks)
+    return 24 if limbs == 0 else 8 * limbs + 8
 
 
 def _column_bytes(s: _System, k: int, n_tasks: int) -> int:
-    """Bytes a curve point's task columns hold for a whole pass: nothing beyond the int64 pair
-    below 2^53 (16 a task); beyond, the Python-integer numerators (twice: the column and
-    PASSK-BOOT-FIXED's copy) with the shared L, and the float64 limbs (8 a limb and task)."""
-    bits = n_tasks.bit_length() + sum(_comb_bits(n, k) for n in set(s.n))
-    if bits < 53:
+    """Bytes a curve point's task columns hold for a whole pass: the int64 pair below 2^53 (16 a
+    task); beyond, the Python-integer numerators (twice: the column and PASSK-BOOT-FIXED's copy,
+    each of at most the bits of n L) with the shared L, and the float64 limbs (8 a limb)."""
+    limbs = _limbs(s, k, n_tasks)
+    if limbs == 0:
         return 16 * n_tasks
-    limbs = pk.fixed_limbs(max(_comb_bits(n, k) for n in set(s.n)), n_tasks)
+    bits = n_tasks.bit_length() + sum(_comb_bits(n, k) for n in set(s.n))
     return n_tasks * (2 * (bits // 8 + 40) + 8 + 8 * limbs)
 
 
@@ -521,8 +521,8 @@ def _plan(systems: Sequence[_System], n_tasks: int, B: int, k: int, limit: int |
     The peak is the kept replicates (:data:`KEEP_BYTES` each, :data:`_KEPT` per system and
     resample), the scalar task sums, one pass's replicates (REPLICATE_BYTES each) and task
     columns (:func:`_column_bytes`), and one block: CELL_BYTES per resample and task plus every
-    weighted sum of the pass (:func:`_sum_bytes`) and one wide column's temporaries
-    (:data:`FIXED_TEMP_BYTES`)."""
+    weighted sum of the pass (:func:`_sum_bytes`), and the temporaries of PASSK-BOOT-FIXED's
+    rounding step (``passk.fixed_temp_bytes``)."""
     S = len(systems)
     points = [
         (i, kind, j)
@@ -536,20 +536,30 @@ def _plan(systems: Sequence[_System], n_tasks: int, B: int, k: int, limit: int |
     kept_cost = sum(_sum_bytes(s, k, n_tasks) for s in systems) * 2 + S * len(_SCALAR_COLUMNS) * 24
     kept_held = sum(_column_bytes(s, k, n_tasks) for s in systems) * 2
     fixed = n_tasks * S * len(_SCALAR_COLUMNS) * 8 + B * S * len(_KEPT) * KEEP_BYTES + kept_held
-    wide = any(c > 24 for c in cost.values()) or kept_cost > S * (2 * 24 + len(_SCALAR_COLUMNS) * 24)
+    # The rounding step's temporaries (PASSK-BOOT-FIXED), for the most limbs of any point.
+    limbs = max(
+        [_limbs(systems[i], j, n_tasks) for i, _, j in points] + [_limbs(s, k, n_tasks) for s in systems]
+    )
 
     def passes(per: int) -> list[list[_Point]]:
         return [points[a : a + per] for a in range(0, len(points), per)] or [[]]
 
     def per_resample(per: int) -> int:
         widest = max(sum(cost[(i, j)] for i, _, j in p) for p in passes(per))
-        return n_tasks * CELL_BYTES + kept_cost + widest + (FIXED_TEMP_BYTES if wide else 0)
+        return n_tasks * CELL_BYTES + kept_cost + widest
 
     def columns(per: int) -> int:
         return max(sum(held[(i, j)] for i, _, j in p) for p in passes(per))
 
     def peak(per: int, block: int) -> int:
-        return fixed + min(per, len(points)) * B * REPLICATE_BYTES + columns(per) + block * per_resample(per)
+        temp = pk.fixed_temp_bytes(limbs, block) if limbs else 0
+        return (
+            fixed
+            + min(per, len(points)) * B * REPLICATE_BYTES
+            + columns(per)
+            + block * per_resample(per)
+            + temp
+        )
 
     per = max(1, GROUP_BYTES // (REPLICATE_BYTES * B))
     block = max(1, min(default_block(n_tasks, B), BLOCK_BYTES // per_resample(per)))
