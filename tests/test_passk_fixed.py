@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import math
 import random
+import tracemalloc
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,10 +23,13 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+import prefixexec.ranking.core as core
+from prefixexec.cli import main
 from prefixexec.kernel import passk as pk
 from prefixexec.kernel.bootstrap import resample_counts
 
 from strategies import MIDPOINT, resample_rows, wide_columns
+from test_leaderboard_bounded import records
 
 Column = tuple[list[int], int]
 
@@ -197,3 +202,46 @@ def test_limbs_stay_within_the_memory_estimate(n: int, data: st.DataObject) -> N
         column = pk.fixed_column(num, int(den[0]), 47)
         top = math.comb(n, k).bit_length()
         assert column.limbs.shape[1] <= pk.fixed_limbs(top, len(c))
+
+
+@pytest.mark.spec("LB-MEMORY", "PASSK-BOOT-FIXED")
+def test_leaderboard_draw_stays_within_its_planned_peak(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One system, 12 tasks x 300 trials: C(300, k) reaches 2^296, so most curve points are wide
+    # columns on the fixed-point path. The memory the draw allocates (tracemalloc, numpy's arrays
+    # included), over what was held before it, stays below LB-MEMORY's planned peak.
+    path = records(tmp_path / "r.jsonl", systems=1, tasks=12, trials=300, seed=9)
+    planned: list[int] = []
+    used: list[int] = []
+    wide: list[int] = []
+    real_plan, real_draw, real_prepare = core._plan, core._draw, pk.prepare_columns
+
+    def plan_spy(*a: Any) -> Any:
+        p = real_plan(*a)
+        planned.append(p.peak)
+        return p
+
+    def draw_spy(*a: Any) -> Any:
+        before = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        out = real_draw(*a)
+        used.append(tracemalloc.get_traced_memory()[1] - before)
+        return out
+
+    def prepare_spy(columns: Any, n_tasks: int) -> Any:
+        prepared = real_prepare(columns, n_tasks)
+        wide.append(sum(len(g) for g in prepared.groups))
+        return prepared
+
+    monkeypatch.setattr(core, "_plan", plan_spy)
+    monkeypatch.setattr(core, "_draw", draw_spy)
+    monkeypatch.setattr(pk, "prepare_columns", prepare_spy)
+    tracemalloc.start()
+    try:
+        assert main(["leaderboard", "--json", "--bootstrap", "400", str(path)]) == 0
+    finally:
+        tracemalloc.stop()
+    capsys.readouterr()
+    assert sum(wide) > 600 and used and planned  # 4 x 300 curve points, most of them wide
+    assert max(used) <= max(planned)
