@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
+from test_leaderboard_bounded import records
 
 import prefixexec.ranking.core as core
 from prefixexec.cli import main
@@ -29,7 +30,6 @@ from prefixexec.kernel import passk as pk
 from prefixexec.kernel.bootstrap import resample_counts
 
 from strategies import MIDPOINT, resample_rows, wide_columns
-from test_leaderboard_bounded import records
 
 Column = tuple[list[int], int]
 
