@@ -10,10 +10,15 @@ a records file). In one run it prints:
   ``passk.prepare_columns(...).replicates`` (preparing the limbs included), best of
   ``--repeat``; checks that both give the same doubles bit for bit and prints the ratio
   old / new and how many replicates took the exact fallback;
-* the whole command ``prefixexec leaderboard --json --bootstrap B FILE`` in a fresh process:
-  wall time, its peak resident memory (``ru_maxrss``) and LB-MEMORY's planned peak.
+* the whole command ``prefixexec leaderboard --json --bootstrap B FILE`` in a fresh process
+  (started first): wall time, its peak resident memory (``ru_maxrss``) and LB-MEMORY's planned
+  peak.
+
+With ``--old-command`` the command is also run with the curve's replicates taken the old way
+(Python-integer products, as before PASSK-BOOT-FIXED), and the ratio of the two is printed.
 
 Usage: python benchmarks/passk_wide.py [--input FILE] [--kernel-B 1000] [--B 10000] [--repeat 2]
+[--old-command]
 """
 
 from __future__ import annotations
@@ -47,6 +52,23 @@ def spy(*a, **k):
     planned.append(p.peak)
     return p
 core._plan = spy
+if sys.argv[3] == "old":  # the curve's replicates as before PASSK-BOOT-FIXED (one product per dtype)
+    import numpy as np
+    from prefixexec.kernel import passk as pk
+
+    class Exact:
+        def __init__(self, columns):
+            self.columns = columns
+
+        def replicates(self, W):
+            out = np.empty((len(self.columns), W.shape[0]))
+            for wide in (False, True):
+                where = [c for c, (num, _) in enumerate(self.columns) if (num.dtype == object) == wide]
+                if where:
+                    out[where] = pk.replicates(W, [self.columns[c] for c in where])
+            return out
+
+    pk.prepare_columns = lambda columns, n_tasks: Exact(columns)
 start = time.perf_counter()
 with contextlib.redirect_stdout(io.StringIO()):
     code = main(["leaderboard", "--json", "--bootstrap", sys.argv[1], sys.argv[2]])
@@ -98,12 +120,33 @@ def main() -> None:
     parser.add_argument("--kernel-B", type=int, default=1000)
     parser.add_argument("--B", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument(
+        "--old-command", action="store_true", help="also time the command the old way (minutes)"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         path = args.input
         if path is None:
             path = Path(tmp) / "records.jsonl"
             write_input(path, 1, 50, 800)
+        # The command first: Linux keeps a process's peak RSS across exec, so a child started
+        # after the exact path's big integers were held would report the parent's peak.
+        seconds = {}
+        for how in ("new", "old") if args.old_command else ("new",):
+            child = subprocess.run(
+                [sys.executable, "-c", CHILD, str(args.B), str(path), how],
+                check=True,
+                capture_output=True,
+                text=True,
+            )
+            got = json.loads(child.stdout.strip().splitlines()[-1])
+            seconds[how] = got["seconds"]
+            print(
+                f"prefixexec leaderboard --json --bootstrap {args.B} ({how} path): {got['seconds']:.1f} s, "
+                f"peak RSS {got['rss'] / 1e6:.0f} MB, LB-MEMORY planned peak {got['planned'] / 1e6:.0f} MB"
+            )
+        if args.old_command:
+            print(f"whole command, ratio old/new: {seconds['old'] / seconds['new']:.1f}")
         columns = wide_columns(path)
         n_tasks = len(columns[0][0])
         W = resample_counts(n_tasks, args.kernel_B, 0)
@@ -129,14 +172,6 @@ def main() -> None:
         )
         print(
             f"same doubles bit for bit: {same}; exact fallbacks: {exact_calls // args.repeat} of {new.size}"
-        )
-        child = subprocess.run(
-            [sys.executable, "-c", CHILD, str(args.B), str(path)], check=True, capture_output=True, text=True
-        )
-        got = json.loads(child.stdout.strip().splitlines()[-1])
-        print(
-            f"prefixexec leaderboard --json --bootstrap {args.B}: {got['seconds']:.1f} s, "
-            f"peak RSS {got['rss'] / 1e6:.0f} MB, LB-MEMORY planned peak {got['planned'] / 1e6:.0f} MB"
         )
         if not same:
             raise SystemExit("the fixed-point path differs from the exact path")
