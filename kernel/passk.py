@@ -202,8 +202,9 @@ def replicates(W: IntArray, columns: Sequence[tuple[Any, Any]], Z: Any = None) -
 # The fixed-point fast path for wide columns (PASSK-BOOT-FIXED)
 #
 # A wide column (numerators num_j over one L with n L >= 2^53, Python integers when L >= 2^62)
-# had its replicates sum_j W[b, j] num_j / (D_b L) (D_b = sum_j W[b, j], the tasks drawn) taken
-# as Python integers: exact, and about a thousand times slower than a float64 product. The same
+# has its replicates sum_j W[b, j] num_j / (D_b L) (D_b = sum_j W[b, j], the tasks drawn) exact
+# in Python integers (:func:`replicates`: an object-dtype product, then one int / int per
+# replicate), about ten times slower than what follows on a leaderboard's curve. The same
 # doubles come from a fixed-point image of the column:
 #
 # 1. Once per column: a_j = floor(num_j 2^M / L), an exact integer, with M so large that every
@@ -286,7 +287,7 @@ class FixedColumn:
 
 
 def fixed_column(num: npt.NDArray[Any], L: int, shift: int) -> FixedColumn:
-    """The :class:`FixedColumn` of numerators ``num`` over ``L``, limbs of ``shift`` bits.
+    """The :class:`FixedColumn` of non-negative numerators ``num`` over ``L``, limbs of ``shift`` bits.
 
     M is chosen so that the smallest nonzero a_j is at least 2^(shift (T - 1)) (T =
     :func:`_leading_limbs`): every nonzero sum then has T limbs from its leading one down.
