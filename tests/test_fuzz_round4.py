@@ -28,6 +28,7 @@ import shutil
 import struct
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import pytest
 import zstandard
@@ -352,4 +353,98 @@ def test_fuzzed_guard_lines_never_end_the_session(lines: list[str]) -> None:
         if isinstance(answer, dict) and answer.get("id") == "last":
             break
     assert answer["result"]["content"][0]["text"] == "last"
+    assert client.close() == 0
+
+
+# ------------------------------------------------------------------------------ the guard's long lines
+
+
+def proc_counter(pid: int, file: str, key: str) -> int:
+    """A counter the kernel keeps for process ``pid`` (``/proc/PID/io``'s ``syscr``: read system
+    calls; ``/proc/PID/status``'s ``VmHWM``: the peak resident memory, in kB)."""
+    for row in Path(f"/proc/{pid}/{file}").read_text(encoding="ascii").splitlines():
+        name, _, value = row.partition(":")
+        if name == key:
+            return int(value.split()[0])
+    raise AssertionError(f"no {key} in /proc/{pid}/{file}")
+
+
+def guard_session(*options: str) -> Any:
+    """The stdio guard in front of the SDK's FastMCP server (tests/guard_fault_server.py), the
+    session initialized."""
+    from test_guard_mcp import FAULT_SERVER, GUARD, INITIALIZE, Raw
+
+    client = Raw([*GUARD, *options, "--", *FAULT_SERVER])
+    for message in INITIALIZE:
+        client.send(message)
+        if "id" in message:
+            client.answer()
+    return client
+
+
+@pytest.mark.spec("HOSTILE-GUARD-LINE", "GUARD-PROXY", "GUARD-FAULTS")
+def test_a_41_mb_answer_passes_whole_and_the_next_call_is_answered() -> None:
+    """Issue 40: a 20 MB ``echo`` call comes back from the server as a valid 41 MB answer (its
+    text twice: content and structuredContent). Before the fix the guard read the server's
+    unbuffered pipe one byte per system call (41 million ``read`` calls, 25 s on the test machine):
+    the call and the one queued behind it outlived ``--timeout`` and got timeout errors. Counted,
+    not timed: the guard's read system calls (``/proc/PID/io``) stay under 1,000,000 for the
+    41 MB (in 64 KiB pieces: about 640, plus its start)."""
+    from test_guard_mcp import call
+
+    client = guard_session()
+    text = "a" * (20 << 20)
+    client.send(call(5, "echo", {"text": text}), call(6, "echo", {"text": "next"}))
+    big = client.answer(timeout=120)
+    assert len(big) > 40 << 20  # the server's answer, byte for byte: the text twice
+    answer = strict_json(big)
+    assert isinstance(answer, dict) and answer["id"] == 5
+    assert answer["result"]["content"][0]["text"] == text
+    assert answer["result"]["structuredContent"] == {"result": text}
+    after = strict_json(client.answer(timeout=120))
+    assert isinstance(after, dict) and after["id"] == 6
+    assert after["result"]["content"][0]["text"] == "next"
+    reads = proc_counter(client.process.pid, "io", "syscr")
+    assert reads < 1_000_000, reads
+    assert client.close() == 0
+
+
+@pytest.mark.spec("HOSTILE-GUARD-LINE", "GUARD-FAULTS", "HOSTILE-GUARD-INPUT")
+def test_lines_longer_than_the_bound_get_one_error_and_the_session_goes_on() -> None:
+    """``--max-line-bytes 1048576``: a server answer of 1.2 MB (a 600 KB ``echo``) fails its call with
+    one error naming the bound; a client line of 64 MB gets one invalid-request error (id null) and
+    is not forwarded, and the guard's peak resident memory stays far below the line (the rest of a
+    long line is skipped in pieces, never held); calls after each are answered."""
+    from test_guard_mcp import call
+
+    limit = 1 << 20
+    client = guard_session("--max-line-bytes", str(limit))
+    client.send(call(5, "echo", {"text": "b" * (600 << 10)}))  # 600 KB in, 1.2 MB out
+    failed = strict_json(client.answer(timeout=120))
+    assert isinstance(failed, dict) and failed["id"] == 5, failed
+    assert failed["error"]["code"] == -32000
+    assert f"the MCP server wrote a line longer than {limit} bytes" in failed["error"]["message"]
+    assert client.ask(call(6, "echo", {"text": "after the server's"}))["result"]["content"][0]["text"] == (
+        "after the server's"
+    )
+    assert client.process.stdin is not None
+    huge = 64 << 20
+    head = b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"'
+    client.process.stdin.write(head + b"c" * (huge - len(head) - 4) + b'"}}}\n')
+    client.process.stdin.flush()
+    refused = strict_json(client.answer(timeout=120))
+    assert refused == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": -32600,
+            "message": f"prefixexec guard: invalid request: a line longer than {limit} bytes (--max-line-bytes)",
+        },
+    }
+    assert client.ask(call(8, "echo", {"text": "after the client's"}))["result"]["content"][0]["text"] == (
+        "after the client's"
+    )
+    peak_kb = proc_counter(client.process.pid, "status", "VmHWM")
+    assert peak_kb * 1024 < huge, peak_kb  # the 64 MB line was never held
+    assert client.lines.empty()  # one answer each
     assert client.close() == 0

@@ -72,6 +72,7 @@ class HttpOptions:
     port: int
     upstream: str
     timeout: float = 60.0
+    max_body: int = MAX_BODY
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -425,7 +426,7 @@ class _Handler(BaseHTTPRequestHandler):
         length = self.headers.get("content-length")
         if length is None:
             return b""
-        if not length.isdigit() or int(length) > MAX_BODY:
+        if not length.isdigit() or int(length) > self.proxy.options.max_body:
             self.answer(413, None)
             return None
         return self.rfile.read(int(length))
