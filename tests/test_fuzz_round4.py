@@ -448,3 +448,44 @@ def test_lines_longer_than_the_bound_get_one_error_and_the_session_goes_on() -> 
     assert peak_kb * 1024 < huge, peak_kb  # the 64 MB line was never held
     assert client.lines.empty()  # one answer each
     assert client.close() == 0
+
+
+@pytest.mark.spec("HOSTILE-GUARD-LINE", "GUARD-HTTP")
+@pytest.mark.parametrize("form", ["event stream", "json"])
+def test_large_bodies_through_the_http_guard(form: str, tmp_path: Path) -> None:
+    """The HTTP guard with the same large bodies: a 3.9 MB call (the SDK server's own bound is
+    4 MB) comes back as an 8 MB answer, byte for byte as from the server alone, and a 20 MB call
+    gets the server's own refusal (413) relayed; under ``--max-line-bytes 1048576`` a 1.2 MB answer
+    is relayed whole and unchanged (one answer, no error added), its call recorded as failed with
+    the reason; every next call is answered."""
+    from test_guard_http import SERVER, Raw, Running, guard_of, listening
+
+    log = tmp_path / "reached.jsonl"
+    server = Running([*SERVER, str(log), *(["--json"] if form == "json" else [])], url_on_stderr=False)
+    url = f"http://127.0.0.1:{server.first}/mcp"
+    trace = tmp_path / "trace.jsonl"
+    guard, small = guard_of(url), guard_of(url, "--max-line-bytes", str(1 << 20), "--trace", str(trace))
+    alone, behind, bounded = Raw(url), Raw(listening(guard)), Raw(listening(small))
+    try:
+        for client in (alone, behind, bounded):
+            client.connection.timeout = 120
+            client.start()
+        text = "a" * (3900 << 10)
+        direct = alone.call(1, "echo", {"text": text})
+        assert behind.call(1, "echo", {"text": text}) == direct and len(direct) > 2 * len(text)
+        status, _, _ = behind.post({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                    "params": {"name": "echo", "arguments": {"text": "a" * (20 << 20)}}})  # fmt: skip
+        assert status == 413  # the server's, relayed
+        assert b'"text":"next"' in behind.call(3, "echo", {"text": "next"})
+        middle = "m" * (600 << 10)
+        assert bounded.call(4, "echo", {"text": middle}) == alone.call(4, "echo", {"text": middle})
+        assert b'"text":"after"' in bounded.call(5, "echo", {"text": "after"})
+    finally:
+        for client in (alone, behind, bounded):
+            client.close()
+        guard.stop()
+        small.stop()
+        server.stop()
+    spans = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+    said = json.dumps(spans)
+    assert f"the MCP server's answer is longer than {1 << 20} bytes (--max-line-bytes): relayed, not read" in said

@@ -94,28 +94,52 @@ def parse_upstream(text: str) -> urllib.parse.SplitResult:
 
 class _Events:
     """The ``data`` of each event of a ``text/event-stream``, fed in pieces (lines end with LF,
-    CRLF or CR; an empty line ends an event; ``data`` lines are joined by a line feed)."""
+    CRLF or CR; an empty line ends an event; ``data`` lines are joined by a line feed).
 
-    def __init__(self) -> None:
-        self.pending = b""
+    HOSTILE-GUARD-LINE: a line is searched for once (linear in the stream), and an event longer
+    than ``limit`` bytes is not kept: ``overflow`` is set and the event is skipped to its end."""
+
+    def __init__(self, limit: int = MAX_BODY) -> None:
+        self.pending = bytearray()
+        self.scanned = 0  # bytes of pending known to hold no line end
         self.data: list[bytes] = []
+        self.size = 0
+        self.limit = limit
+        self.overflow = False
+        self.skipping = False
 
     def feed(self, piece: bytes) -> Iterator[bytes]:
         self.pending += piece
         while True:
-            cut = min((i for i in (self.pending.find(b"\n"), self.pending.find(b"\r")) if i >= 0), default=-1)
+            ends = (self.pending.find(b"\n", self.scanned), self.pending.find(b"\r", self.scanned))
+            cut = min((i for i in ends if i >= 0), default=-1)
             if cut < 0 or (self.pending[cut : cut + 1] == b"\r" and cut + 1 == len(self.pending)):
-                return  # no whole line yet (a CR may be the first half of CRLF)
-            line = self.pending[:cut]
+                # no whole line yet (a CR may be the first half of CRLF)
+                self.scanned = len(self.pending) if cut < 0 else cut
+                if self.size + len(self.pending) > self.limit:
+                    self.skip()
+                    self.pending.clear()
+                    self.scanned = 0
+                return
+            line = bytes(self.pending[:cut])
             step = 2 if self.pending[cut : cut + 2] == b"\r\n" else 1
-            self.pending = self.pending[cut + step :]
+            del self.pending[: cut + step]
+            self.scanned = 0
             if not line:
-                if self.data:
+                if self.data and not self.skipping:
                     yield b"\n".join(self.data)
-                self.data = []
-            elif line.startswith(b"data:"):
+                self.data, self.size, self.skipping = [], 0, False
+            elif line.startswith(b"data:") and not self.skipping:
                 value = line[5:]
                 self.data.append(value[1:] if value.startswith(b" ") else value)
+                self.size += len(value)
+                if self.size > self.limit:
+                    self.skip()
+
+    def skip(self) -> None:
+        """The event is longer than the limit: dropped, the rest of it skipped."""
+        self.overflow = self.skipping = True
+        self.data, self.size = [], 0
 
 
 def _messages(data: bytes) -> list[dict[str, Any]]:
@@ -168,9 +192,9 @@ class HttpProxy:
             connection.request("POST", self.path, _json_body(message), sent)
             response = connection.getresponse()
             streamed = response.getheader("content-type", "").startswith("text/event-stream")
-            events = _Events()
+            events = _Events(self.options.max_body)
             while True:
-                piece = response.read1(CHUNK) if streamed else response.read()
+                piece = response.read1(CHUNK) if streamed else response.read(self.options.max_body)
                 if not piece:
                     return None
                 for data in events.feed(piece) if streamed else iter((piece,)):
@@ -331,6 +355,15 @@ class HttpProxy:
                 connection.close()
         if given or (started and not call):
             why = None  # answered (a fault after the answer changes nothing), or relayed as it was
+        elif why is None and request.unread:  # HOSTILE-GUARD-LINE: the client has it, unrecorded
+            why = (
+                f"the MCP server's answer is longer than {self.options.max_body} bytes "
+                "(--max-line-bytes): relayed, not read"
+            )
+            if on_failure is not None:
+                on_failure(why)
+            request.end_chunks()
+            return why
         elif why is None:
             why = "the MCP server ended its answer without answering the request"
         if why is not None:
@@ -359,11 +392,18 @@ class HttpProxy:
                     if request.closed:
                         break
                 return False
-            whole = response.read()  # one JSON-RPC answer: relayed whole, then recorded
+            limit = self.options.max_body
+            whole = response.read(limit + 1)  # one JSON-RPC answer: relayed whole, then recorded
+            if len(whole) > limit:  # HOSTILE-GUARD-LINE: relayed as it comes, not read
+                request.unread = True
+                request.send(whole)
+                while piece := response.read1(CHUNK):
+                    request.send(piece)
+                return False
             mine = [m for m in _messages(whole) if "method" not in m and m.get("id") == request_id]
             self.relayed(request, whole, mine[0] if mine else None, on_answer)
             return bool(mine)
-        events = _Events()
+        events = _Events(self.options.max_body)
         answered = False
         while piece := response.read1(CHUNK):
             found = [m for data in events.feed(piece) for m in _messages(data)]
@@ -377,6 +417,7 @@ class HttpProxy:
                 request.send(piece)
             if request.closed and (answered or on_answer is None):
                 break
+        request.unread = events.overflow
         return answered
 
     def relayed(
@@ -407,6 +448,8 @@ class _Handler(BaseHTTPRequestHandler):
     proxy: HttpProxy
     chunking = False
     closed = False
+    #: the answer held more than --max-line-bytes in one message: relayed, not read
+    unread = False
 
     def setup(self) -> None:
         super().setup()
@@ -469,7 +512,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.write(b"0\r\n\r\n")
 
     def handle_one_request(self) -> None:
-        self.chunking = False
+        self.chunking = self.unread = False
         try:
             super().handle_one_request()
         except OSError:  # the client left (a reset while the next request was read)
