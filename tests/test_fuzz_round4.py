@@ -24,9 +24,12 @@ import gzip
 import io
 import json
 import re
+import os
 import shutil
+import socket
 import struct
 import tracemalloc
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -489,3 +492,143 @@ def test_large_bodies_through_the_http_guard(form: str, tmp_path: Path) -> None:
     spans = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
     said = json.dumps(spans)
     assert f"the MCP server's answer is longer than {1 << 20} bytes (--max-line-bytes): relayed, not read" in said
+
+
+# ------------------------------------------------------------------------------ the HTTP guard's input
+
+
+def http_exchange(port: int, data: bytes, *, timeout: float = 30.0) -> bytes:
+    """Send raw bytes to 127.0.0.1:port, half-close, and read everything the guard answers."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        sock.sendall(data)
+        sock.shutdown(socket.SHUT_WR)
+        got = b""
+        while piece := sock.recv(1 << 16):
+            got += piece
+        return got
+
+
+def http_request(path: str, body: bytes, *headers: str, length: str | None = None) -> bytes:
+    head = [f"POST {path} HTTP/1.1", "Host: 127.0.0.1", "Content-Type: application/json",
+            "Accept: application/json, text/event-stream", "Connection: close", *headers]  # fmt: skip
+    head.append(f"Content-Length: {len(body) if length is None else length}")
+    return ("\r\n".join(head) + "\r\n\r\n").encode() + body
+
+
+def one_answer(raw: bytes) -> tuple[int, object]:
+    """The status and JSON body (``None`` without one) of exactly one HTTP answer."""
+    if not raw.startswith(b"HTTP/"):  # an answer to an HTTP/0.9 request: its body alone
+        return 0, strict_json(raw)
+    head, _, body = raw.partition(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1])
+    assert raw.count(b"HTTP/1.") == 1, raw[:300]
+    if not body:
+        return status, None
+    if b"text/event-stream" in head.lower():  # the server's event stream, relayed chunked
+        (data,) = [line[5:].strip() for line in body.split(b"\n") if line.startswith(b"data:")]
+        return status, strict_json(data)
+    if b"transfer-encoding: chunked" in head.lower():
+        size, _, rest = body.partition(b"\r\n")
+        body = rest[: int(size, 16)]
+    return status, strict_json(body)
+
+
+def call_bytes(request_id: str, name: str = "list_orders", arguments: str = "{}") -> bytes:
+    return (f'{{"jsonrpc":"2.0","id":{request_id},"method":"tools/call",'
+            f'"params":{{"name":"{name}","arguments":{arguments}}}}}').encode()  # fmt: skip
+
+
+#: (case, the request's bytes after the path, the statuses allowed). Each gets one answer with
+#: a strict-JSON body (or none), and a valid call is answered after it.
+HTTP_CASES: list[tuple[str, Any, tuple[int, ...]]] = [
+    ("Content-Length not a number", lambda p: http_request(p, b"{}", length="abc"), (400, 413)),
+    ("Content-Length negative", lambda p: http_request(p, b"{}", length="-1"), (400, 413)),
+    ("Content-Length of 30 digits", lambda p: http_request(p, b"{}", length="9" * 30), (413,)),
+    ("Content-Length in unicode digits", lambda p: http_request(p, b"{}", length="\u0663"), (400, 413)),
+    ("Content-Length twice", lambda p: http_request(p, b"{}", "Content-Length: 99"), (400, 413)),
+    ("Content-Length longer than the body", lambda p: http_request(p, b"{}", length="50"), (400,)),
+    ("a chunked body", lambda p: http_request(p, b"2\r\n{}\r\n0\r\n\r\n", "Transfer-Encoding: chunked"),
+     (411,)),
+    ("a header of 70,000 bytes", lambda p: http_request(p, b"{}", "X-Big: " + "x" * 70_000), (431,)),
+    ("200 headers", lambda p: http_request(p, b"{}", *(f"X-{i}: {i}" for i in range(200))), (431,)),
+    ("not JSON", lambda p: http_request(p, b"not json"), (400,)),
+    ("invalid UTF-8", lambda p: http_request(p, b'{"id": "\xff\xfe"}'), (400,)),
+    ("deep nesting", lambda p: http_request(p, b"[" * 100_000 + b"]" * 100_000), (400,)),
+    ("a 5,000-digit id", lambda p: http_request(p, call_bytes("7" * 5000)), (400,)),
+    ("an id of 1e400", lambda p: http_request(p, call_bytes("1e400")), (400,)),
+    ("an id of NaN", lambda p: http_request(p, call_bytes("NaN")), (400,)),
+    ("an id with a lone surrogate", lambda p: http_request(p, call_bytes('"\\ud800"')), (400,)),
+    ("an object id", lambda p: http_request(p, call_bytes('{"a":[1]}')), (400,)),
+    ("a blocked call with a huge id", lambda p: http_request(p, call_bytes("1" * 4000, "nope")), (200,)),
+    ("a batch with a call", lambda p: http_request(p, b"[" + call_bytes("1") + b",1,null]"), (200,)),
+    ("a batch with an id of -Infinity", lambda p: http_request(p, b"[" + call_bytes("-Infinity") + b"]"),
+     (400,)),
+    ("an empty batch", lambda p: http_request(p, b"[]"), (200, 400)),
+    ("a request line of garbage", lambda p: b"\x00\xff GARBAGE\r\n\r\n", (0, 400)),  # read as HTTP/0.9
+    ("HTTP/0.9", lambda p: f"GET {p}\r\n".encode(), (0, 400)),
+]  # fmt: skip
+
+
+@pytest.mark.spec("HOSTILE-GUARD-HTTP", "GUARD-HTTP", "HOSTILE-FUZZ")
+def test_the_http_guard_answers_each_hostile_request_once_and_goes_on() -> None:
+    """Malformed HTTP and JSON-RPC at the HTTP guard (in front of the SDK's FastMCP over
+    streamable HTTP): each request gets exactly one answer with a strict-JSON body (or none),
+    the guard never ends, and a valid call on a new connection is answered after each."""
+    from test_guard_http import SERVER, Raw, Running, guard_of, listening
+
+    server = Running([*SERVER, os.devnull, "--json"], url_on_stderr=False)
+    guard = guard_of(f"http://127.0.0.1:{server.first}/mcp")
+    url = urllib.parse.urlsplit(listening(guard))
+    assert url.port is not None
+    try:
+        for case, make, statuses in HTTP_CASES:
+            status, body = one_answer(http_exchange(url.port, make(url.path)))
+            assert status in statuses, (case, status, body)
+            if status == 200:
+                assert isinstance(body, dict | list), (case, body)
+            probe = Raw(listening(guard))
+            probe.start()
+            answer = json.loads(probe.call(1, "list_orders", {}))
+            probe.close()
+            assert answer["result"]["isError"] is False, (case, answer)
+        assert guard.process.poll() is None
+    finally:
+        err = guard.stop()
+        server.stop()
+    assert "Traceback" not in err, err[-3000:]
+    assert err == "prefixexec: terminated\n", err[-3000:]
+
+
+@pytest.mark.spec("HOSTILE-GUARD-HTTP", "GUARD-HTTP")
+def test_slow_and_partial_requests_do_not_block_other_clients() -> None:
+    """Slowloris: 20 connections that send half a request line, half the headers, or a body
+    shorter than its Content-Length and then wait; meanwhile a client on a new connection gets
+    its answer, and the guard closes the idle connections after its --timeout (here 2 s)."""
+    from test_guard_http import SERVER, Raw, Running, answer_of, guard_of, listening
+
+    server = Running([*SERVER, os.devnull], url_on_stderr=False)
+    guard = guard_of(f"http://127.0.0.1:{server.first}/mcp", "--timeout", "2")
+    url = urllib.parse.urlsplit(listening(guard))
+    assert url.port is not None
+    partial = [b"POST /m", b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Le",
+               http_request(url.path, b'{"jsonrpc":', length="500")]  # fmt: skip
+    slow = []
+    try:
+        for n in range(20):
+            sock = socket.create_connection(("127.0.0.1", url.port), timeout=30)
+            sock.sendall(partial[n % 3])
+            slow.append(sock)
+        probe = Raw(listening(guard))
+        probe.start()
+        assert answer_of(probe.call(1, "list_orders", {}))["result"]["isError"] is False
+        probe.close()
+        for sock in slow:  # each is closed by the guard (an answer or none, then end of stream)
+            sock.settimeout(30)
+            while sock.recv(1 << 16):
+                pass
+    finally:
+        for sock in slow:
+            sock.close()
+        err = guard.stop()
+        server.stop()
+    assert "Traceback" not in err, err[-3000:]

@@ -37,7 +37,17 @@ from prefixexec.adapters.errors import InputError
 from prefixexec.adapters.text import printable
 
 from .core import Guard
-from .proxy import GRACE, GUARD_ERROR, PARSE_ERROR, blocked_answer, every_tool, record_answer
+from .proxy import (
+    GRACE,
+    GUARD_ERROR,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    _echoable,
+    _not_json,
+    blocked_answer,
+    every_tool,
+    record_answer,
+)
 
 #: Headers that belong to one connection, never relayed (RFC 9110 7.6.1), and those the guard
 #: sets itself.
@@ -235,10 +245,16 @@ class HttpProxy:
             self.relay(request, body or None)
             return
         try:
-            message = json.loads(body)
+            message = json.loads(body, parse_constant=_not_json)
         except (ValueError, RecursionError):
             excerpt = printable(body.decode("utf-8", "replace").strip())[:120]
             error = {"code": PARSE_ERROR, "message": f"prefixexec guard: parse error: {excerpt}"}
+            request.answer(400, {"jsonrpc": "2.0", "id": None, "error": error})
+            return
+        if not all(_echoable(m) for m in (message if isinstance(message, list) else [message])):
+            # HOSTILE-GUARD-INPUT, as over stdio: not forwarded, its answer could not carry the id
+            why = "an id must be a string, a finite number or null"
+            error = {"code": INVALID_REQUEST, "message": f"prefixexec guard: invalid request: {why}"}
             request.answer(400, {"jsonrpc": "2.0", "id": None, "error": error})
             return
         if isinstance(message, list):
@@ -474,6 +490,15 @@ class _Handler(BaseHTTPRequestHandler):
             return None
         return self.rfile.read(int(length))
 
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """HOSTILE-GUARD-HTTP: a request http.server refuses (a request line or header too long,
+        too many headers, a bad request line) gets a JSON-RPC error, not an HTML page; the
+        connection is closed."""
+        self.close_connection = True
+        why = printable(message or explain or "bad request")[:200]
+        error = {"code": INVALID_REQUEST, "message": f"prefixexec guard: HTTP {code}: {why}"}
+        self.answer(code, {"jsonrpc": "2.0", "id": None, "error": error})
+
     def answer(self, status: int, message: object) -> None:
         """The guard's own answer: a JSON body, or none."""
         body = b"" if message is None else _json_body(message)
@@ -530,7 +555,9 @@ def serve_http(guard: Guard, options: HttpOptions, ready: Callable[[str], None] 
     """Serve until stopped (SIGINT, SIGTERM: the command line's exit statuses 130, 143);
     ``ready`` gets the URL the clients use (by default it is written to stderr)."""
     proxy = HttpProxy(guard, options)
-    handler = type("Handler", (_Handler,), {"proxy": proxy})
+    # HOSTILE-GUARD-HTTP: a client that sends part of a request (or nothing) and waits is
+    # disconnected after --timeout seconds, its thread freed
+    handler = type("Handler", (_Handler,), {"proxy": proxy, "timeout": options.timeout or None})
     try:
         server = ThreadingHTTPServer((options.host, options.port), handler)
     except OSError as exc:
