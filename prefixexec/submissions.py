@@ -269,7 +269,7 @@ def _folder(path: Path) -> list[Submission]:
     for i, entry in enumerate(sorted(os.scandir(path), key=lambda e: e.name)):
         if i >= MAX_ENTRIES:
             raise InputError(str(path), f"more than {MAX_ENTRIES} entries: not a folder of submissions")
-        if entry.is_dir() and (path / entry.name / SUBMISSION_JSON).is_file():
+        if entry.is_dir() and os.path.lexists(path / entry.name / SUBMISSION_JSON):
             children.append(tau2_submission(path / entry.name))
     if children:
         return children

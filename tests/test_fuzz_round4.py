@@ -632,3 +632,163 @@ def test_slow_and_partial_requests_do_not_block_other_clients() -> None:
         err = guard.stop()
         server.stop()
     assert "Traceback" not in err, err[-3000:]
+
+
+# ------------------------------------------------------------------------------ tau2 submissions
+
+#: A real tau2 leaderboard submission (submission.json and one trajectory file, zstd-compressed).
+SUBMISSION = REAL / "tau2-submissions" / "gpt-oss-120b_openai_2025-11-26"
+
+
+def tree(root: Path) -> set[str]:
+    """Every path under ``root`` (links not followed), relative."""
+    return {str(p.relative_to(root)) for p in root.rglob("*")}
+
+
+def check_leaderboard(root: Path, folder: Path, site: bool) -> tuple[int, str]:
+    """``leaderboard FOLDER --json`` (and ``--site``): a document, or exit 2 with one error line and
+    nothing written; the site's files only inside its folder; nothing else written under
+    ``root``; memory bounded by the input's size."""
+    out, err = io.StringIO(), io.StringIO()
+    before = tree(root)
+    target = root / "site"
+    extra = ["--site", str(target)] if site else []
+    tracemalloc.start()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["leaderboard", str(folder), "--json", "--bootstrap", "0", "--quiet", *extra])
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    assert code in (0, 2), err.getvalue()[-2000:]
+    written = tree(root) - before
+    if code == 2:
+        assert out.getvalue() == "" and not written, (out.getvalue()[:200], written)
+        lines = err.getvalue().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("prefixexec: error: "), err.getvalue()[-2000:]
+    else:
+        assert err.getvalue() == "", err.getvalue()[-2000:]
+        assert json.loads(out.getvalue())["format"] == "prefixexec-leaderboard"
+        assert all(w == "site" or w.startswith("site/") for w in written), written
+        assert (target / "index.html").is_file() == site
+    size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+    assert peak <= MEMORY_PER_BYTE * size + MEMORY_BASE, (peak, size)
+    return code, err.getvalue()
+
+
+def submission_copy(root: Path) -> Path:
+    folder = root / "submissions" / SUBMISSION.name
+    shutil.copytree(SUBMISSION, folder)
+    return folder
+
+
+def edit_json(key_path: tuple[str, ...], value: object) -> Any:
+    """A case that sets (``value`` not ``...``) or removes a key of submission.json."""
+
+    def edit(folder: Path) -> None:
+        doc = json.loads((folder / "submission.json").read_text(encoding="utf-8"))
+        *parents, last = key_path
+        node = doc
+        for key in parents:
+            node = node[key]
+        if value is ...:
+            del node[last]
+        else:
+            node[last] = value
+        (folder / "submission.json").write_text(json.dumps(doc), encoding="utf-8")
+
+    return edit
+
+
+def replace_text(old: str, new: str) -> Any:
+    def edit(folder: Path) -> None:
+        path = folder / "submission.json"
+        text = path.read_text(encoding="utf-8")
+        assert old in text
+        path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+    return edit
+
+
+def add_file(name: str, make: Any) -> Any:
+    def edit(folder: Path) -> None:
+        make(folder / "trajectories" / name)
+
+    return edit
+
+
+#: (case, edit of the copied submission, the exit status, what the error names). Statuses and
+#: names from the rules: HOSTILE-BIGINT, HOSTILE-DEPTH, HOSTILE-TEXT, HOSTILE-FIFO, HOSTILE-LOOP,
+#: HOSTILE-COMPRESSED, HOSTILE-SUBMISSION-LINK; LB-LISTED for trajectory_files.
+SUBMISSION_CASES: list[tuple[str, Any, int, str]] = [
+    ("a 5,000-digit integer", replace_text("38.0", "1" + "0" * 5000), 2, "more than 4300 digits"),
+    ("a 5,000-digit decimal", replace_text("38.0", "0." + "3" * 5000), 0, ""),
+    ("NaN", replace_text("38.0", "NaN"), 2, "NaN is not valid JSON"),
+    ("1e400", replace_text("38.0", "1e400"), 2, "results.airline.pass_1"),
+    ("a percentage of 101", replace_text("38.0", "101"), 2, "results.airline.pass_1"),
+    ("a percentage as text", replace_text("38.0", '"38.0"'), 2, "results.airline.pass_1"),
+    ("a percentage true", replace_text("38.0", "true"), 2, "results.airline.pass_1"),
+    ("results a list", edit_json(("results",), [1]), 2, "'results'"),
+    ("results absent", edit_json(("results",), ...), 2, "'results'"),
+    ("a domain's results a string", edit_json(("results", "airline"), "38"), 2, "results.airline"),
+    ("pass_k of 5,000 digits", edit_json(("results", "airline"), {"pass_" + "9" * 5000: 38}), 2, "pass_999999999"),
+    ("pass_k in unicode digits", edit_json(("results",), {"airline": {"pass_\u0663": 38}}), 2, "no pass_k"),
+    ("pass_0 only", edit_json(("results",), {"airline": {"pass_0": 38}}), 2, "no pass_k"),
+    ("pass_999999999", edit_json(("results", "airline"), {"pass_999999999": 38}), 0, ""),
+    ("model_name a number", edit_json(("model_name",), 5), 0, ""),
+    ("model_name of 1 MB", edit_json(("model_name",), "x" * (1 << 20)), 0, ""),
+    ("model_name with escapes", edit_json(("model_name",), "\x1b[31mred\u202e"), 0, ""),
+    ("model_name a lone surrogate", replace_text('"gpt-oss-120b"', '"\\ud800"'), 2, "model_name"),
+    ("submission_date an object", edit_json(("submission_date",), {"a": [1]}), 0, ""),
+    ("nesting 50,000 deep", replace_text('"Nori"', "[" * 50_000 + "]" * 50_000), 2, "nested too deeply"),
+    ("trajectory_files escaping the folder", edit_json(("trajectory_files",), {"airline": "../../../etc/passwd"}), 0, ""),
+    ("trajectory_files absolute", edit_json(("trajectory_files",), {"airline": "/etc/passwd"}), 0, ""),
+    ("trajectory_files a list", edit_json(("trajectory_files",), ["x"]), 0, ""),
+    ("trajectories_available text", edit_json(("trajectories_available",), "yes"), 0, ""),
+    ("a trajectory linking outside", add_file("evil.json", lambda p: p.symlink_to("/etc/passwd")), 2,
+     "outside the submission's folder"),
+    ("a trajectory linking to /dev/zero", add_file("zero.json", lambda p: p.symlink_to("/dev/zero")), 2,
+     "outside the submission's folder"),
+    ("trajectories/ linking outside", lambda f: (shutil.rmtree(f / "trajectories"),
+     (f / "trajectories").symlink_to(f.parent.parent)), 2, "outside the submission's folder"),
+    ("a link inside the folder", add_file("again.json", lambda p: p.symlink_to(p.parent.parent / "submission.json")),
+     2, "again.json"),
+    ("a link loop", add_file("loop.json", lambda p: p.symlink_to("loop.json")), 2, "loop.json"),
+    ("a FIFO among the trajectories", add_file("pipe.json", os.mkfifo), 0, ""),
+    ("submission.json a FIFO", lambda f: ((f / "submission.json").unlink(), os.mkfifo(f / "submission.json")),
+     2, "named pipe"),
+    ("a trajectory of 100 MB of spaces", add_file("huge.json", lambda p: p.write_bytes(
+        b'{"simulations": [' + b" " * (100 << 20) + b"]}")), 2, "huge.json"),
+    ("a gzip bomb (200 MB from 200 KB)", add_file("bomb.json.gz", lambda p: p.write_bytes(
+        gzip.compress(b"[" + b" " * (200 << 20) + b"]", compresslevel=9, mtime=0))), 2, "bomb.json.gz"),
+]  # fmt: skip
+
+
+@pytest.mark.spec("HOSTILE-FUZZ", "HOSTILE-SUBMISSION-LINK", "HOSTILE-TEXT", "LB-FOLDER", "SITE-OVERWRITE")
+@pytest.mark.parametrize("site", [False, True], ids=["json", "site"])
+@pytest.mark.parametrize(("case", "edit", "status", "names"), SUBMISSION_CASES, ids=[c[0] for c in SUBMISSION_CASES])
+def test_hostile_submission_folders(
+    case: str, edit: Any, status: int, names: str, site: bool, tmp_path: Path
+) -> None:
+    folder = submission_copy(tmp_path)
+    edit(folder)
+    code, err = check_leaderboard(tmp_path, folder.parent, site)
+    assert code == status, err
+    assert names in err
+
+
+@pytest.mark.spec("HOSTILE-FUZZ", "LB-FOLDER", "SITE-OVERWRITE")
+@FUZZ
+@given(data=st.data(), site=st.booleans())
+def test_fuzzed_submission_json(data: st.DataObject, site: bool, tmp_path_factory: pytest.TempPathFactory) -> None:
+    root = tmp_path_factory.mktemp("submission")
+    folder = submission_copy(root)
+    path = folder / "submission.json"
+    path.write_text(data.draw(mutated(path.read_text(encoding="utf-8"))), encoding="utf-8")
+    check_leaderboard(root, folder.parent, site)
+
+
+@pytest.mark.spec("HOSTILE-FUZZ", "LB-FOLDER")
+def test_the_submission_seed_is_ranked(tmp_path: Path) -> None:
+    """The mutations start from a valid submission: it is ranked, and its site written."""
+    assert check_leaderboard(tmp_path, submission_copy(tmp_path).parent, True)[0] == 0
