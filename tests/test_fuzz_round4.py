@@ -512,7 +512,7 @@ def http_request(path: str, body: bytes, *headers: str, length: str | None = Non
     head = [f"POST {path} HTTP/1.1", "Host: 127.0.0.1", "Content-Type: application/json",
             "Accept: application/json, text/event-stream", "Connection: close", *headers]  # fmt: skip
     head.append(f"Content-Length: {len(body) if length is None else length}")
-    return ("\r\n".join(head) + "\r\n\r\n").encode() + body
+    return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body  # as HTTP reads headers
 
 
 def one_answer(raw: bytes) -> tuple[int, object]:
@@ -541,11 +541,11 @@ def call_bytes(request_id: str, name: str = "list_orders", arguments: str = "{}"
 #: (case, the request's bytes after the path, the statuses allowed). Each gets one answer with
 #: a strict-JSON body (or none), and a valid call is answered after it.
 HTTP_CASES: list[tuple[str, Any, tuple[int, ...]]] = [
-    ("Content-Length not a number", lambda p: http_request(p, b"{}", length="abc"), (400, 413)),
-    ("Content-Length negative", lambda p: http_request(p, b"{}", length="-1"), (400, 413)),
+    ("Content-Length not a number", lambda p: http_request(p, b"{}", length="abc"), (400,)),
+    ("Content-Length negative", lambda p: http_request(p, b"{}", length="-1"), (400,)),
     ("Content-Length of 30 digits", lambda p: http_request(p, b"{}", length="9" * 30), (413,)),
-    ("Content-Length in unicode digits", lambda p: http_request(p, b"{}", length="\u0663"), (400, 413)),
-    ("Content-Length twice", lambda p: http_request(p, b"{}", "Content-Length: 99"), (400, 413)),
+    ("Content-Length a superscript two", lambda p: http_request(p, b"{}", length="\u00b2"), (400,)),
+    ("Content-Length twice", lambda p: http_request(p, b"{}", "Content-Length: 99"), (400,)),
     ("Content-Length longer than the body", lambda p: http_request(p, b"{}", length="50"), (400,)),
     ("a chunked body", lambda p: http_request(p, b"2\r\n{}\r\n0\r\n\r\n", "Transfer-Encoding: chunked"),
      (411,)),

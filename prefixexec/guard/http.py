@@ -482,13 +482,23 @@ class _Handler(BaseHTTPRequestHandler):
         if "chunked" in self.headers.get("transfer-encoding", "").lower():
             self.answer(411, None)
             return None
-        length = self.headers.get("content-length")
-        if length is None:
+        lengths = set(self.headers.get_all("content-length") or ())
+        if not lengths:
             return b""
-        if not length.isdigit() or int(length) > self.proxy.options.max_body:
+        length = lengths.pop()
+        # HOSTILE-GUARD-HTTP: ASCII digits, one value (two differing ones: RFC 9112 6.3), a body
+        # as long as it says
+        if lengths or not (length.isascii() and length.isdigit()):
+            self.send_error(400, "Content-Length must be one number")
+            return None
+        if len(length) > 18 or int(length) > self.proxy.options.max_body:
             self.answer(413, None)
             return None
-        return self.rfile.read(int(length))
+        body = self.rfile.read(int(length))
+        if len(body) < int(length):
+            self.send_error(400, "the body ended before its Content-Length")
+            return None
+        return body
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """HOSTILE-GUARD-HTTP: a request http.server refuses (a request line or header too long,
