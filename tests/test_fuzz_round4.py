@@ -792,3 +792,61 @@ def test_fuzzed_submission_json(data: st.DataObject, site: bool, tmp_path_factor
 def test_the_submission_seed_is_ranked(tmp_path: Path) -> None:
     """The mutations start from a valid submission: it is ranked, and its site written."""
     assert check_leaderboard(tmp_path, submission_copy(tmp_path).parent, True)[0] == 0
+
+
+@pytest.mark.spec("HOSTILE-GUARD-HTTP", "HOSTILE-GUARD-INPUT", "HOSTILE-FUZZ")
+@settings(max_examples=1, deadline=None)
+@given(bodies=st.lists(mutated(json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                                           "params": {"name": "get_order", "arguments": {"order_id": "W1024"}}})),
+                       min_size=EXAMPLES, max_size=EXAMPLES))  # fmt: skip
+def test_fuzzed_http_bodies_get_one_answer_each(bodies: list[str]) -> None:
+    """Mutated calls POSTed to the HTTP guard, each on its own connection: each gets exactly one
+    HTTP answer whose body is strict JSON (the guard's or the server's) or empty, and the guard
+    is still serving after them (a valid call is answered)."""
+    from test_guard_http import SERVER, Raw, Running, guard_of, listening
+
+    server = Running([*SERVER, os.devnull, "--json"], url_on_stderr=False)
+    guard = guard_of(f"http://127.0.0.1:{server.first}/mcp")
+    url = urllib.parse.urlsplit(listening(guard))
+    assert url.port is not None
+    try:
+        probe = Raw(listening(guard))
+        probe.start()  # a session, so that calls reach the tool checks
+        session = f"Mcp-Session-Id: {probe.session}"
+        for body in bodies:
+            data = body.encode("utf-8", "surrogatepass")
+            status, _ = one_answer(http_exchange(url.port, http_request(url.path, data, session,
+                                                                        "MCP-Protocol-Version: 2025-06-18")))  # fmt: skip
+            assert 200 <= status < 600
+        assert json.loads(probe.call(1, "list_orders", {}))["result"]["isError"] is False
+        probe.close()
+    finally:
+        err = guard.stop()
+        server.stop()
+    assert err == "prefixexec: terminated\n", err[-3000:]
+
+
+@pytest.mark.spec("SITE-OVERWRITE", "HOSTILE-OUTPUT-INPUT", "HOSTILE-FUZZ")
+def test_a_hostile_earlier_site_makes_the_writer_touch_nothing_outside(tmp_path: Path) -> None:
+    """An earlier site folder whose ``site.json`` lists names that leave the folder
+    (``../victim.txt``, an absolute path, ``..``) and a file that is a link to a file outside:
+    the new site is written, and nothing outside the folder is removed or changed."""
+    folder = submission_copy(tmp_path)
+    site = tmp_path / "site"
+    site.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me", encoding="utf-8")
+    (site / "old.html").symlink_to(victim)
+    names = ["../victim.txt", str(victim), "..", ".", "old.html", "index.html"]
+    manifest = {"format": "prefixexec-site", "version": 1, "files": names}
+    (site / "site.json").write_text(json.dumps(manifest), encoding="utf-8")
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["leaderboard", str(folder.parent), "--bootstrap", "0", "--quiet", "--site", str(site)])
+    assert code == 0, err.getvalue()
+    assert victim.read_text(encoding="utf-8") == "keep me"
+    assert (site / "old.html").is_symlink()  # a link is never removed through (nor written through)
+    assert (site / "index.html").is_file() and not (site / "index.html").is_symlink()
+    outside = {p for p in tree(tmp_path) if not p.startswith("site")}
+    assert outside == {"victim.txt", "submissions", f"submissions/{folder.name}", *(
+        f"submissions/{folder.name}/{p}" for p in tree(folder))}
