@@ -23,8 +23,8 @@ import contextlib
 import gzip
 import io
 import json
-import re
 import os
+import re
 import shutil
 import socket
 import struct
@@ -441,7 +441,8 @@ def test_lines_longer_than_the_bound_get_one_error_and_the_session_goes_on() -> 
         "id": None,
         "error": {
             "code": -32600,
-            "message": f"prefixexec guard: invalid request: a line longer than {limit} bytes (--max-line-bytes)",
+            "message": f"prefixexec guard: invalid request: a line longer than {limit} bytes "
+            "(--max-line-bytes)",
         },
     }
     assert client.ask(call(8, "echo", {"text": "after the client's"}))["result"]["content"][0]["text"] == (
@@ -476,8 +477,8 @@ def test_large_bodies_through_the_http_guard(form: str, tmp_path: Path) -> None:
         text = "a" * (3900 << 10)
         direct = alone.call(1, "echo", {"text": text})
         assert behind.call(1, "echo", {"text": text}) == direct and len(direct) > 2 * len(text)
-        status, _, _ = behind.post({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                                    "params": {"name": "echo", "arguments": {"text": "a" * (20 << 20)}}})  # fmt: skip
+        huge = {"name": "echo", "arguments": {"text": "a" * (20 << 20)}}
+        status, _, _ = behind.post({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": huge})
         assert status == 413  # the server's, relayed
         assert b'"text":"next"' in behind.call(3, "echo", {"text": "next"})
         middle = "m" * (600 << 10)
@@ -491,7 +492,8 @@ def test_large_bodies_through_the_http_guard(form: str, tmp_path: Path) -> None:
         server.stop()
     spans = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
     said = json.dumps(spans)
-    assert f"the MCP server's answer is longer than {1 << 20} bytes (--max-line-bytes): relayed, not read" in said
+    reason = f"the MCP server's answer is longer than {1 << 20} bytes (--max-line-bytes): relayed, not read"
+    assert reason in said
 
 
 # ------------------------------------------------------------------------------ the HTTP guard's input
@@ -731,7 +733,8 @@ SUBMISSION_CASES: list[tuple[str, Any, int, str]] = [
     ("results a list", edit_json(("results",), [1]), 2, "'results'"),
     ("results absent", edit_json(("results",), ...), 2, "'results'"),
     ("a domain's results a string", edit_json(("results", "airline"), "38"), 2, "results.airline"),
-    ("pass_k of 5,000 digits", edit_json(("results", "airline"), {"pass_" + "9" * 5000: 38}), 2, "pass_999999999"),
+    ("pass_k of 5,000 digits", edit_json(("results", "airline"), {"pass_" + "9" * 5000: 38}), 2,
+     "pass_999999999"),
     ("pass_k in unicode digits", edit_json(("results",), {"airline": {"pass_\u0663": 38}}), 2, "no pass_k"),
     ("pass_0 only", edit_json(("results",), {"airline": {"pass_0": 38}}), 2, "no pass_k"),
     ("pass_999999999", edit_json(("results", "airline"), {"pass_999999999": 38}), 0, ""),
@@ -741,7 +744,8 @@ SUBMISSION_CASES: list[tuple[str, Any, int, str]] = [
     ("model_name a lone surrogate", replace_text('"gpt-oss-120b"', '"\\ud800"'), 2, "model_name"),
     ("submission_date an object", edit_json(("submission_date",), {"a": [1]}), 0, ""),
     ("nesting 50,000 deep", replace_text('"Nori"', "[" * 50_000 + "]" * 50_000), 2, "nested too deeply"),
-    ("trajectory_files escaping the folder", edit_json(("trajectory_files",), {"airline": "../../../etc/passwd"}), 0, ""),
+    ("trajectory_files escaping the folder",
+     edit_json(("trajectory_files",), {"airline": "../../../etc/passwd"}), 0, ""),
     ("trajectory_files absolute", edit_json(("trajectory_files",), {"airline": "/etc/passwd"}), 0, ""),
     ("trajectory_files a list", edit_json(("trajectory_files",), ["x"]), 0, ""),
     ("trajectories_available text", edit_json(("trajectories_available",), "yes"), 0, ""),
@@ -751,7 +755,8 @@ SUBMISSION_CASES: list[tuple[str, Any, int, str]] = [
      "outside the submission's folder"),
     ("trajectories/ linking outside", lambda f: (shutil.rmtree(f / "trajectories"),
      (f / "trajectories").symlink_to(f.parent.parent)), 2, "outside the submission's folder"),
-    ("a link inside the folder", add_file("again.json", lambda p: p.symlink_to(p.parent.parent / "submission.json")),
+    ("a link inside the folder",
+     add_file("again.json", lambda p: p.symlink_to(p.parent.parent / "submission.json")),
      2, "again.json"),
     ("a link loop", add_file("loop.json", lambda p: p.symlink_to("loop.json")), 2, "loop.json"),
     ("a FIFO among the trajectories", add_file("pipe.json", os.mkfifo), 0, ""),
@@ -766,7 +771,9 @@ SUBMISSION_CASES: list[tuple[str, Any, int, str]] = [
 
 @pytest.mark.spec("HOSTILE-FUZZ", "HOSTILE-SUBMISSION-LINK", "HOSTILE-TEXT", "LB-FOLDER", "SITE-OVERWRITE")
 @pytest.mark.parametrize("site", [False, True], ids=["json", "site"])
-@pytest.mark.parametrize(("case", "edit", "status", "names"), SUBMISSION_CASES, ids=[c[0] for c in SUBMISSION_CASES])
+@pytest.mark.parametrize(
+    ("case", "edit", "status", "names"), SUBMISSION_CASES, ids=[c[0] for c in SUBMISSION_CASES]
+)
 def test_hostile_submission_folders(
     case: str, edit: Any, status: int, names: str, site: bool, tmp_path: Path
 ) -> None:
@@ -780,7 +787,9 @@ def test_hostile_submission_folders(
 @pytest.mark.spec("HOSTILE-FUZZ", "LB-FOLDER", "SITE-OVERWRITE")
 @FUZZ
 @given(data=st.data(), site=st.booleans())
-def test_fuzzed_submission_json(data: st.DataObject, site: bool, tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_fuzzed_submission_json(
+    data: st.DataObject, site: bool, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     root = tmp_path_factory.mktemp("submission")
     folder = submission_copy(root)
     path = folder / "submission.json"
@@ -794,11 +803,18 @@ def test_the_submission_seed_is_ranked(tmp_path: Path) -> None:
     assert check_leaderboard(tmp_path, submission_copy(tmp_path).parent, True)[0] == 0
 
 
+#: A valid call of the HTTP test server (tests/guard_http_server.py), the seed of the mutations.
+CALL_SEED = {
+    "jsonrpc": "2.0",
+    "id": 3,
+    "method": "tools/call",
+    "params": {"name": "get_order", "arguments": {"order_id": "W1024"}},
+}
+
+
 @pytest.mark.spec("HOSTILE-GUARD-HTTP", "HOSTILE-GUARD-INPUT", "HOSTILE-FUZZ")
 @settings(max_examples=1, deadline=None)
-@given(bodies=st.lists(mutated(json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-                                           "params": {"name": "get_order", "arguments": {"order_id": "W1024"}}})),
-                       min_size=EXAMPLES, max_size=EXAMPLES))  # fmt: skip
+@given(bodies=st.lists(mutated(json.dumps(CALL_SEED)), min_size=EXAMPLES, max_size=EXAMPLES))
 def test_fuzzed_http_bodies_get_one_answer_each(bodies: list[str]) -> None:
     """Mutated calls POSTed to the HTTP guard, each on its own connection: each gets exactly one
     HTTP answer whose body is strict JSON (the guard's or the server's) or empty, and the guard
@@ -815,8 +831,8 @@ def test_fuzzed_http_bodies_get_one_answer_each(bodies: list[str]) -> None:
         session = f"Mcp-Session-Id: {probe.session}"
         for body in bodies:
             data = body.encode("utf-8", "surrogatepass")
-            status, _ = one_answer(http_exchange(url.port, http_request(url.path, data, session,
-                                                                        "MCP-Protocol-Version: 2025-06-18")))  # fmt: skip
+            request = http_request(url.path, data, session, "MCP-Protocol-Version: 2025-06-18")
+            status, _ = one_answer(http_exchange(url.port, request))
             assert 200 <= status < 600
         assert json.loads(probe.call(1, "list_orders", {}))["result"]["isError"] is False
         probe.close()
@@ -848,5 +864,9 @@ def test_a_hostile_earlier_site_makes_the_writer_touch_nothing_outside(tmp_path:
     assert (site / "old.html").is_symlink()  # a link is never removed through (nor written through)
     assert (site / "index.html").is_file() and not (site / "index.html").is_symlink()
     outside = {p for p in tree(tmp_path) if not p.startswith("site")}
-    assert outside == {"victim.txt", "submissions", f"submissions/{folder.name}", *(
-        f"submissions/{folder.name}/{p}" for p in tree(folder))}
+    assert outside == {
+        "victim.txt",
+        "submissions",
+        f"submissions/{folder.name}",
+        *(f"submissions/{folder.name}/{p}" for p in tree(folder)),
+    }

@@ -12,8 +12,9 @@ byte, and every line from the server to the client, except:
 
 Faults (GUARD-FAULTS): a server that exits, does not answer within ``--timeout`` seconds, or
 writes a line that is not JSON (or longer than ``--max-line-bytes``) gets each open request of the
-client one JSON-RPC error, and each open ``tools/call`` is recorded as a failed call; a client that disconnects ends the session (the
-server's stdin is closed, it is stopped after a grace period, open calls are recorded).
+client one JSON-RPC error, and each open ``tools/call`` is recorded as a failed call; a client
+that disconnects ends the session (the server's stdin is closed, it is stopped after a grace
+period, open calls are recorded).
 """
 
 from __future__ import annotations
