@@ -870,3 +870,32 @@ def test_a_hostile_earlier_site_makes_the_writer_touch_nothing_outside(tmp_path:
         f"submissions/{folder.name}",
         *(f"submissions/{folder.name}/{p}" for p in tree(folder)),
     }
+
+
+@pytest.mark.spec("HOSTILE-BIGINT", "HOSTILE-GUARD-LINE", "GUARD-PROXY")
+def test_valid_json_with_a_5000_digit_integer_from_the_server_is_not_called_not_json() -> None:
+    """The server writes a notification holding a 5,000-digit integer (valid JSON, beyond Python's
+    4,300-digit conversion), then answers the call: the notification reaches the client byte for
+    byte and the call gets its own answer. Before, the guard called the line "not JSON" and
+    failed every open request (this call with an error; its real answer then dropped as late)."""
+    from test_guard_mcp import call
+
+    note = '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":%s}}'
+    line = note % ("9" * 5000)
+    client = guard_session()
+    client.send(call(5, "write", {"line": line}))
+    assert client.answer() == line.encode() + b"\n"
+    answer = json.loads(client.answer())
+    assert answer["id"] == 5 and answer["result"]["content"][0]["text"] == "written", answer
+    assert client.close() == 0
+
+
+@pytest.mark.spec("HOSTILE-BIGINT", "GUARD-HTTP")
+def test_the_http_guard_finds_an_answer_holding_a_5000_digit_integer() -> None:
+    """The HTTP guard finds the call's answer in a body or event that holds a 5,000-digit integer
+    (before, such a body read as no message: the answer went unrecorded and an error was added)."""
+    from prefixexec.guard.http import _messages
+
+    body = b'{"jsonrpc":"2.0","id":1,"result":{"content":[],"n":' + b"9" * 5000 + b"}}"
+    (message,) = _messages(body)
+    assert message["id"] == 1 and message["result"]["n"] == "9" * 5000

@@ -47,6 +47,7 @@ from .proxy import (
     blocked_answer,
     every_tool,
     record_answer,
+    server_json,
 )
 
 #: Headers that belong to one connection, never relayed (RFC 9110 7.6.1), and those the guard
@@ -155,7 +156,7 @@ class _Events:
 def _messages(data: bytes) -> list[dict[str, Any]]:
     """The JSON-RPC messages of a body or an event (a message or a batch); none when not JSON."""
     try:
-        document = json.loads(data)
+        document = server_json(data)
     except (ValueError, RecursionError):
         return []
     items = document if isinstance(document, list) else [document]

@@ -110,6 +110,18 @@ def _echoable(message: object) -> bool:
     return False
 
 
+def _integer(digits: str) -> int | str:
+    """An integer of the server's JSON; one of more than 4,300 digits, which Python does not
+    convert, is kept as its text (HOSTILE-BIGINT: valid JSON, not "not JSON"; the line is
+    relayed as it was, so only what the guard records of it is text)."""
+    return int(digits) if len(digits) <= 4300 else digits
+
+
+def server_json(data: bytes) -> Any:
+    """A JSON message the server wrote (any size of integer; ``ValueError`` when it is not JSON)."""
+    return json.loads(data, parse_int=_integer)
+
+
 def _key(value: object) -> str:
     return json.dumps(value, sort_keys=True)
 
@@ -413,7 +425,7 @@ class Proxy:
 
     def from_server(self, line: bytes) -> None:
         try:
-            message = json.loads(line)
+            message = server_json(line)
         except (ValueError, RecursionError):
             excerpt = printable(line.decode("utf-8", "replace").strip())[:EXCERPT]
             sys.stderr.write(f"prefixexec guard: the MCP server wrote a line that is not JSON: {excerpt}\n")
@@ -536,4 +548,13 @@ def serve(
     return proxy.run()
 
 
-__all__ = ["GRACE", "GUARD_ERROR", "Proxy", "ProxyOptions", "blocked_answer", "record_answer", "serve"]
+__all__ = [
+    "GRACE",
+    "GUARD_ERROR",
+    "Proxy",
+    "ProxyOptions",
+    "blocked_answer",
+    "record_answer",
+    "serve",
+    "server_json",
+]
