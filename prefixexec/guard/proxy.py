@@ -32,6 +32,7 @@ from typing import IO, Any
 import attrs
 
 from prefixexec.adapters.errors import InputError
+from prefixexec.adapters.numbers import INT_DIGITS
 from prefixexec.adapters.text import printable
 
 from .core import Guard, Mode, Pending
@@ -114,7 +115,7 @@ def _integer(digits: str) -> int | str:
     """An integer of the server's JSON; one of more than 4,300 digits, which Python does not
     convert, is kept as its text (HOSTILE-BIGINT: valid JSON, not "not JSON"; the line is
     relayed as it was, so only what the guard records of it is text)."""
-    return int(digits) if len(digits) <= 4300 else digits
+    return int(digits) if len(digits.lstrip("-")) <= INT_DIGITS else digits
 
 
 def server_json(data: bytes) -> Any:
