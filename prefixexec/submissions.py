@@ -83,21 +83,44 @@ class Submission:
         return f"{self.model} ({', '.join(parts)})" if parts else self.model
 
 
-def _text(doc: Mapping[str, Any], *names: str) -> str | None:
+def _text(doc: Mapping[str, Any], path: Path, *names: str) -> str | None:
+    """The first of ``names`` that is non-blank text, its white space collapsed; a name with a
+    lone surrogate is refused (HOSTILE-TEXT: it names the system)."""
+    from prefixexec.adapters.limits import bad_name
+
     for name in names:
         value = doc.get(name)
         if isinstance(value, str) and value.strip():
+            wrong = bad_name(value)
+            if wrong is not None:
+                raise InputError(f"{path}: {name}", wrong)
             return " ".join(value.split())
     return None
+
+
+def _inside(path: Path, root: str) -> None:
+    """HOSTILE-SUBMISSION-LINK: a submission's file (or its ``trajectories/`` folder) that is a link
+    resolving outside the submission's folder is refused, not read."""
+    target = os.path.realpath(path)
+    if os.path.commonpath([target, root]) != root:
+        raise InputError(
+            str(path),
+            f"links to {target}, outside the submission's folder {root}: a submission's files are "
+            "read inside its folder (copy the file in)",
+        )
 
 
 def _trajectory_files(folder: Path) -> tuple[str, ...]:
     if not folder.is_dir():
         return ()
+    root = os.path.realpath(folder.parent)
+    _inside(folder, root)
     found = []
     for i, entry in enumerate(sorted(os.scandir(folder), key=lambda e: e.name)):
         if i >= MAX_ENTRIES:
             raise InputError(str(folder), f"more than {MAX_ENTRIES} entries: not a trajectories folder")
+        if entry.is_symlink():
+            _inside(folder / entry.name, root)
         if entry.is_file() and plain_name(entry.name).endswith(_TRAJECTORY_SUFFIXES):
             found.append(str(folder / entry.name))
     return tuple(found)
@@ -110,8 +133,9 @@ def tau2_submission(folder: Path) -> Submission:
     from prefixexec.adapters.records import parse_json_line
 
     path = folder / SUBMISSION_JSON
+    text = read_text(str(path), "a claims file")  # its own error names the file (HOSTILE-FIFO)
     try:
-        doc = parse_json_line(read_text(str(path), "a claims file"))
+        doc = parse_json_line(text)
     except ValueError as exc:
         raise InputError(str(path), f"not valid JSON: {json_fault(exc)}") from None
     if not isinstance(doc, dict):
@@ -134,10 +158,10 @@ def tau2_submission(folder: Path) -> Submission:
         unlisted=unlisted,
         missing=missing,
         layout="tau2",
-        model=_text(doc, "model_name"),
-        organisation=_text(doc, "model_organization", "submitting_organization"),
-        kind=_text(doc, "submission_type"),
-        date=_text(doc, "submission_date"),
+        model=_text(doc, path, "model_name"),
+        organisation=_text(doc, path, "model_organization", "submitting_organization"),
+        kind=_text(doc, path, "submission_type"),
+        date=_text(doc, path, "submission_date"),
         available=available if isinstance(available, bool) else None,
     )
 
@@ -234,7 +258,7 @@ def discover(paths: Sequence[str]) -> tuple[Submission, ...]:
 
 
 def _folder(path: Path) -> list[Submission]:
-    if (path / SUBMISSION_JSON).is_file():
+    if os.path.lexists(path / SUBMISSION_JSON):  # a FIFO or a dangling link: refused when read
         return [tau2_submission(path)]
     if (path / "result").is_dir():
         score = path / "score"
@@ -245,7 +269,7 @@ def _folder(path: Path) -> list[Submission]:
     for i, entry in enumerate(sorted(os.scandir(path), key=lambda e: e.name)):
         if i >= MAX_ENTRIES:
             raise InputError(str(path), f"more than {MAX_ENTRIES} entries: not a folder of submissions")
-        if entry.is_dir() and (path / entry.name / SUBMISSION_JSON).is_file():
+        if entry.is_dir() and os.path.lexists(path / entry.name / SUBMISSION_JSON):
             children.append(tau2_submission(path / entry.name))
     if children:
         return children

@@ -2,7 +2,8 @@
 
 Tools: ``echo(text)`` answers ``text``; ``crash()`` ends the process with status 3 before
 answering; ``hang()`` never answers; ``garbage()`` writes a line that is not JSON on stdout and
-then answers nothing.
+then answers nothing; ``write(line)`` writes ``line`` on stdout (a message of the server's own
+making), then answers ``"written"``.
 """
 
 from __future__ import annotations
@@ -40,6 +41,13 @@ async def garbage() -> str:
     os.write(1, b"this is not JSON-RPC\n")
     await asyncio.sleep(3600)
     return "late"
+
+
+@server.tool()
+def write(line: str) -> str:
+    """Write ``line`` on stdout as a line of its own, then answer."""
+    os.write(1, line.encode() + b"\n")
+    return "written"
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@ prints ``PORT`` on its first line of stdout, and appends every tool call that re
 ``--json``: answer with JSON bodies instead of event streams.
 
 Tools: ``list_orders()``; ``get_order(order_id)`` (``LookupError`` for an order it does not
-have); ``hang()``, which never answers.
+have); ``hang()``, which never answers; ``echo(text)`` answers ``text`` (logged as its length:
+the guard's large-body tests send megabytes).
 """
 
 from __future__ import annotations
@@ -44,6 +45,13 @@ def get_order(order_id: str) -> str:
     if order_id not in ORDERS:
         raise LookupError(f"order {order_id} not found")
     return f"order {order_id}: {ORDERS[order_id]}"
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Answer ``text``."""
+    reached("echo", {"length": len(text)})
+    return text
 
 
 @server.tool()

@@ -23,11 +23,15 @@ import contextlib
 import gzip
 import io
 import json
+import os
 import re
 import shutil
+import socket
 import struct
 import tracemalloc
+import urllib.parse
 from pathlib import Path
+from typing import Any
 
 import pytest
 import zstandard
@@ -353,3 +357,545 @@ def test_fuzzed_guard_lines_never_end_the_session(lines: list[str]) -> None:
             break
     assert answer["result"]["content"][0]["text"] == "last"
     assert client.close() == 0
+
+
+# ------------------------------------------------------------------------------ the guard's long lines
+
+
+def proc_counter(pid: int, file: str, key: str) -> int:
+    """A counter the kernel keeps for process ``pid`` (``/proc/PID/io``'s ``syscr``: read system
+    calls; ``/proc/PID/status``'s ``VmHWM``: the peak resident memory, in kB)."""
+    for row in Path(f"/proc/{pid}/{file}").read_text(encoding="ascii").splitlines():
+        name, _, value = row.partition(":")
+        if name == key:
+            return int(value.split()[0])
+    raise AssertionError(f"no {key} in /proc/{pid}/{file}")
+
+
+def guard_session(*options: str) -> Any:
+    """The stdio guard in front of the SDK's FastMCP server (tests/guard_fault_server.py), the
+    session initialized."""
+    from test_guard_mcp import FAULT_SERVER, GUARD, INITIALIZE, Raw
+
+    client = Raw([*GUARD, *options, "--", *FAULT_SERVER])
+    for message in INITIALIZE:
+        client.send(message)
+        if "id" in message:
+            client.answer()
+    return client
+
+
+@pytest.mark.spec("HOSTILE-GUARD-LINE", "GUARD-PROXY", "GUARD-FAULTS")
+def test_a_41_mb_answer_passes_whole_and_the_next_call_is_answered() -> None:
+    """Issue 40: a 20 MB ``echo`` call comes back from the server as a valid 41 MB answer (its
+    text twice: content and structuredContent). Before the fix the guard read the server's
+    unbuffered pipe one byte per system call (41 million ``read`` calls, 25 s on the test machine):
+    the call and the one queued behind it outlived ``--timeout`` and got timeout errors. Counted,
+    not timed: the guard's read system calls (``/proc/PID/io``) stay under 1,000,000 for the
+    41 MB (in 64 KiB pieces: about 640, plus its start)."""
+    from test_guard_mcp import call
+
+    client = guard_session()
+    text = "a" * (20 << 20)
+    client.send(call(5, "echo", {"text": text}), call(6, "echo", {"text": "next"}))
+    big = client.answer(timeout=120)
+    assert len(big) > 40 << 20  # the server's answer, byte for byte: the text twice
+    answer = strict_json(big)
+    assert isinstance(answer, dict) and answer["id"] == 5
+    assert answer["result"]["content"][0]["text"] == text
+    assert answer["result"]["structuredContent"] == {"result": text}
+    after = strict_json(client.answer(timeout=120))
+    assert isinstance(after, dict) and after["id"] == 6
+    assert after["result"]["content"][0]["text"] == "next"
+    reads = proc_counter(client.process.pid, "io", "syscr")
+    assert reads < 1_000_000, reads
+    assert client.close() == 0
+
+
+@pytest.mark.spec("HOSTILE-GUARD-LINE", "GUARD-FAULTS", "HOSTILE-GUARD-INPUT")
+def test_lines_longer_than_the_bound_get_one_error_and_the_session_goes_on() -> None:
+    """``--max-line-bytes 1048576``: a server answer of 1.2 MB (a 600 KB ``echo``) fails its call with
+    one error naming the bound; a client line of 64 MB gets one invalid-request error (id null) and
+    is not forwarded, and the guard's peak resident memory stays far below the line (the rest of a
+    long line is skipped in pieces, never held); calls after each are answered."""
+    from test_guard_mcp import call
+
+    limit = 1 << 20
+    client = guard_session("--max-line-bytes", str(limit))
+    client.send(call(5, "echo", {"text": "b" * (600 << 10)}))  # 600 KB in, 1.2 MB out
+    failed = strict_json(client.answer(timeout=120))
+    assert isinstance(failed, dict) and failed["id"] == 5, failed
+    assert failed["error"]["code"] == -32000
+    assert f"the MCP server wrote a line longer than {limit} bytes" in failed["error"]["message"]
+    assert client.ask(call(6, "echo", {"text": "after the server's"}))["result"]["content"][0]["text"] == (
+        "after the server's"
+    )
+    assert client.process.stdin is not None
+    huge = 64 << 20
+    head = b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"'
+    client.process.stdin.write(head + b"c" * (huge - len(head) - 4) + b'"}}}\n')
+    client.process.stdin.flush()
+    refused = strict_json(client.answer(timeout=120))
+    assert refused == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": -32600,
+            "message": f"prefixexec guard: invalid request: a line longer than {limit} bytes "
+            "(--max-line-bytes)",
+        },
+    }
+    assert client.ask(call(8, "echo", {"text": "after the client's"}))["result"]["content"][0]["text"] == (
+        "after the client's"
+    )
+    peak_kb = proc_counter(client.process.pid, "status", "VmHWM")
+    assert peak_kb * 1024 < huge, peak_kb  # the 64 MB line was never held
+    assert client.lines.empty()  # one answer each
+    assert client.close() == 0
+
+
+@pytest.mark.spec("HOSTILE-GUARD-LINE", "GUARD-HTTP")
+@pytest.mark.parametrize("form", ["event stream", "json"])
+def test_large_bodies_through_the_http_guard(form: str, tmp_path: Path) -> None:
+    """The HTTP guard with the same large bodies: a 3.9 MB call (the SDK server's own bound is
+    4 MB) comes back as an 8 MB answer, byte for byte as from the server alone, and a 20 MB call
+    gets the server's own refusal (413) relayed; under ``--max-line-bytes 1048576`` a 1.2 MB answer
+    is relayed whole and unchanged (one answer, no error added), its call recorded as failed with
+    the reason; every next call is answered."""
+    from test_guard_http import SERVER, Raw, Running, guard_of, listening
+
+    log = tmp_path / "reached.jsonl"
+    server = Running([*SERVER, str(log), *(["--json"] if form == "json" else [])], url_on_stderr=False)
+    url = f"http://127.0.0.1:{server.first}/mcp"
+    trace = tmp_path / "trace.jsonl"
+    guard, small = guard_of(url), guard_of(url, "--max-line-bytes", str(1 << 20), "--trace", str(trace))
+    alone, behind, bounded = Raw(url), Raw(listening(guard)), Raw(listening(small))
+    try:
+        for client in (alone, behind, bounded):
+            client.connection.timeout = 120
+            client.start()
+        text = "a" * (3900 << 10)
+        direct = alone.call(1, "echo", {"text": text})
+        assert behind.call(1, "echo", {"text": text}) == direct and len(direct) > 2 * len(text)
+        huge = {"name": "echo", "arguments": {"text": "a" * (20 << 20)}}
+        status, _, _ = behind.post({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": huge})
+        assert status == 413  # the server's, relayed
+        assert b'"text":"next"' in behind.call(3, "echo", {"text": "next"})
+        middle = "m" * (600 << 10)
+        assert bounded.call(4, "echo", {"text": middle}) == alone.call(4, "echo", {"text": middle})
+        assert b'"text":"after"' in bounded.call(5, "echo", {"text": "after"})
+    finally:
+        for client in (alone, behind, bounded):
+            client.close()
+        guard.stop()
+        small.stop()
+        server.stop()
+    spans = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+    said = json.dumps(spans)
+    reason = f"the MCP server's answer is longer than {1 << 20} bytes (--max-line-bytes): relayed, not read"
+    assert reason in said
+
+
+# ------------------------------------------------------------------------------ the HTTP guard's input
+
+
+def http_exchange(port: int, data: bytes, *, timeout: float = 30.0) -> bytes:
+    """Send raw bytes to 127.0.0.1:port, half-close, and read everything the guard answers."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        sock.sendall(data)
+        sock.shutdown(socket.SHUT_WR)
+        got = b""
+        while piece := sock.recv(1 << 16):
+            got += piece
+        return got
+
+
+def http_request(path: str, body: bytes, *headers: str, length: str | None = None) -> bytes:
+    head = [f"POST {path} HTTP/1.1", "Host: 127.0.0.1", "Content-Type: application/json",
+            "Accept: application/json, text/event-stream", "Connection: close", *headers]  # fmt: skip
+    head.append(f"Content-Length: {len(body) if length is None else length}")
+    return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body  # as HTTP reads headers
+
+
+def one_answer(raw: bytes) -> tuple[int, object]:
+    """The status and JSON body (``None`` without one) of exactly one HTTP answer."""
+    if not raw.startswith(b"HTTP/"):  # an answer to an HTTP/0.9 request: its body alone
+        return 0, strict_json(raw)
+    head, _, body = raw.partition(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1])
+    assert raw.count(b"HTTP/1.") == 1, raw[:300]
+    if not body:
+        return status, None
+    if b"text/event-stream" in head.lower():  # the server's event stream, relayed chunked
+        (data,) = [line[5:].strip() for line in body.split(b"\n") if line.startswith(b"data:")]
+        return status, strict_json(data)
+    if b"transfer-encoding: chunked" in head.lower():
+        size, _, rest = body.partition(b"\r\n")
+        body = rest[: int(size, 16)]
+    return status, strict_json(body)
+
+
+def call_bytes(request_id: str, name: str = "list_orders", arguments: str = "{}") -> bytes:
+    return (f'{{"jsonrpc":"2.0","id":{request_id},"method":"tools/call",'
+            f'"params":{{"name":"{name}","arguments":{arguments}}}}}').encode()  # fmt: skip
+
+
+#: (case, the request's bytes after the path, the statuses allowed). Each gets one answer with
+#: a strict-JSON body (or none), and a valid call is answered after it.
+HTTP_CASES: list[tuple[str, Any, tuple[int, ...]]] = [
+    ("Content-Length not a number", lambda p: http_request(p, b"{}", length="abc"), (400,)),
+    ("Content-Length negative", lambda p: http_request(p, b"{}", length="-1"), (400,)),
+    ("Content-Length of 30 digits", lambda p: http_request(p, b"{}", length="9" * 30), (413,)),
+    ("Content-Length a superscript two", lambda p: http_request(p, b"{}", length="\u00b2"), (400,)),
+    ("Content-Length twice", lambda p: http_request(p, b"{}", "Content-Length: 99"), (400,)),
+    ("Content-Length longer than the body", lambda p: http_request(p, b"{}", length="50"), (400,)),
+    ("a chunked body", lambda p: http_request(p, b"2\r\n{}\r\n0\r\n\r\n", "Transfer-Encoding: chunked"),
+     (411,)),
+    ("a header of 70,000 bytes", lambda p: http_request(p, b"{}", "X-Big: " + "x" * 70_000), (431,)),
+    ("200 headers", lambda p: http_request(p, b"{}", *(f"X-{i}: {i}" for i in range(200))), (431,)),
+    ("not JSON", lambda p: http_request(p, b"not json"), (400,)),
+    ("invalid UTF-8", lambda p: http_request(p, b'{"id": "\xff\xfe"}'), (400,)),
+    ("deep nesting", lambda p: http_request(p, b"[" * 100_000 + b"]" * 100_000), (400,)),
+    ("a 5,000-digit id", lambda p: http_request(p, call_bytes("7" * 5000)), (400,)),
+    ("an id of 1e400", lambda p: http_request(p, call_bytes("1e400")), (400,)),
+    ("an id of NaN", lambda p: http_request(p, call_bytes("NaN")), (400,)),
+    ("an id with a lone surrogate", lambda p: http_request(p, call_bytes('"\\ud800"')), (400,)),
+    ("an object id", lambda p: http_request(p, call_bytes('{"a":[1]}')), (400,)),
+    ("a blocked call with a huge id", lambda p: http_request(p, call_bytes("1" * 4000, "nope")), (200,)),
+    ("a batch with a call", lambda p: http_request(p, b"[" + call_bytes("1") + b",1,null]"), (200,)),
+    ("a batch with an id of -Infinity", lambda p: http_request(p, b"[" + call_bytes("-Infinity") + b"]"),
+     (400,)),
+    ("an empty batch", lambda p: http_request(p, b"[]"), (200, 400)),
+    ("a request line of garbage", lambda p: b"\x00\xff GARBAGE\r\n\r\n", (0, 400)),  # read as HTTP/0.9
+    ("HTTP/0.9", lambda p: f"GET {p}\r\n".encode(), (0, 400)),
+]  # fmt: skip
+
+
+@pytest.mark.spec("HOSTILE-GUARD-HTTP", "GUARD-HTTP", "HOSTILE-FUZZ")
+def test_the_http_guard_answers_each_hostile_request_once_and_goes_on() -> None:
+    """Malformed HTTP and JSON-RPC at the HTTP guard (in front of the SDK's FastMCP over
+    streamable HTTP): each request gets exactly one answer with a strict-JSON body (or none),
+    the guard never ends, and a valid call on a new connection is answered after each."""
+    from test_guard_http import SERVER, Raw, Running, guard_of, listening
+
+    server = Running([*SERVER, os.devnull, "--json"], url_on_stderr=False)
+    guard = guard_of(f"http://127.0.0.1:{server.first}/mcp")
+    url = urllib.parse.urlsplit(listening(guard))
+    assert url.port is not None
+    try:
+        for case, make, statuses in HTTP_CASES:
+            status, body = one_answer(http_exchange(url.port, make(url.path)))
+            assert status in statuses, (case, status, body)
+            if status == 200:
+                assert isinstance(body, dict | list), (case, body)
+            probe = Raw(listening(guard))
+            probe.start()
+            answer = json.loads(probe.call(1, "list_orders", {}))
+            probe.close()
+            assert answer["result"]["isError"] is False, (case, answer)
+        assert guard.process.poll() is None
+    finally:
+        err = guard.stop()
+        server.stop()
+    assert "Traceback" not in err, err[-3000:]
+    assert err == "prefixexec: terminated\n", err[-3000:]
+
+
+@pytest.mark.spec("HOSTILE-GUARD-HTTP", "GUARD-HTTP")
+def test_slow_and_partial_requests_do_not_block_other_clients() -> None:
+    """Slowloris: 20 connections that send half a request line, half the headers, or a body
+    shorter than its Content-Length and then wait; meanwhile a client on a new connection gets
+    its answer, and the guard closes the idle connections after its --timeout (here 2 s)."""
+    from test_guard_http import SERVER, Raw, Running, answer_of, guard_of, listening
+
+    server = Running([*SERVER, os.devnull], url_on_stderr=False)
+    guard = guard_of(f"http://127.0.0.1:{server.first}/mcp", "--timeout", "2")
+    url = urllib.parse.urlsplit(listening(guard))
+    assert url.port is not None
+    partial = [b"POST /m", b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Le",
+               http_request(url.path, b'{"jsonrpc":', length="500")]  # fmt: skip
+    slow = []
+    try:
+        for n in range(20):
+            sock = socket.create_connection(("127.0.0.1", url.port), timeout=30)
+            sock.sendall(partial[n % 3])
+            slow.append(sock)
+        probe = Raw(listening(guard))
+        probe.start()
+        assert answer_of(probe.call(1, "list_orders", {}))["result"]["isError"] is False
+        probe.close()
+        for sock in slow:  # each is closed by the guard (an answer or none, then end of stream)
+            sock.settimeout(30)
+            while sock.recv(1 << 16):
+                pass
+    finally:
+        for sock in slow:
+            sock.close()
+        err = guard.stop()
+        server.stop()
+    assert "Traceback" not in err, err[-3000:]
+
+
+# ------------------------------------------------------------------------------ tau2 submissions
+
+#: A real tau2 leaderboard submission (submission.json and one trajectory file, zstd-compressed).
+SUBMISSION = REAL / "tau2-submissions" / "gpt-oss-120b_openai_2025-11-26"
+
+
+def tree(root: Path) -> set[str]:
+    """Every path under ``root`` (links not followed), relative."""
+    return {str(p.relative_to(root)) for p in root.rglob("*")}
+
+
+def check_leaderboard(root: Path, folder: Path, site: bool) -> tuple[int, str]:
+    """``leaderboard FOLDER --json`` (and ``--site``): a document, or exit 2 with one error line and
+    nothing written; the site's files only inside its folder; nothing else written under
+    ``root``; memory bounded by the input's size."""
+    out, err = io.StringIO(), io.StringIO()
+    before = tree(root)
+    target = root / "site"
+    extra = ["--site", str(target)] if site else []
+    tracemalloc.start()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["leaderboard", str(folder), "--json", "--bootstrap", "0", "--quiet", *extra])
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    assert code in (0, 2), err.getvalue()[-2000:]
+    written = tree(root) - before
+    if code == 2:
+        assert out.getvalue() == "" and not written, (out.getvalue()[:200], written)
+        lines = err.getvalue().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("prefixexec: error: "), err.getvalue()[-2000:]
+    else:
+        assert err.getvalue() == "", err.getvalue()[-2000:]
+        assert json.loads(out.getvalue())["format"] == "prefixexec-leaderboard"
+        assert all(w == "site" or w.startswith("site/") for w in written), written
+        assert (target / "index.html").is_file() == site
+    size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+    assert peak <= MEMORY_PER_BYTE * size + MEMORY_BASE, (peak, size)
+    return code, err.getvalue()
+
+
+def submission_copy(root: Path) -> Path:
+    folder = root / "submissions" / SUBMISSION.name
+    shutil.copytree(SUBMISSION, folder)
+    return folder
+
+
+def edit_json(key_path: tuple[str, ...], value: object) -> Any:
+    """A case that sets (``value`` not ``...``) or removes a key of submission.json."""
+
+    def edit(folder: Path) -> None:
+        doc = json.loads((folder / "submission.json").read_text(encoding="utf-8"))
+        *parents, last = key_path
+        node = doc
+        for key in parents:
+            node = node[key]
+        if value is ...:
+            del node[last]
+        else:
+            node[last] = value
+        (folder / "submission.json").write_text(json.dumps(doc), encoding="utf-8")
+
+    return edit
+
+
+def replace_text(old: str, new: str) -> Any:
+    def edit(folder: Path) -> None:
+        path = folder / "submission.json"
+        text = path.read_text(encoding="utf-8")
+        assert old in text
+        path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+    return edit
+
+
+def add_file(name: str, make: Any) -> Any:
+    def edit(folder: Path) -> None:
+        make(folder / "trajectories" / name)
+
+    return edit
+
+
+#: (case, edit of the copied submission, the exit status, what the error names). Statuses and
+#: names from the rules: HOSTILE-BIGINT, HOSTILE-DEPTH, HOSTILE-TEXT, HOSTILE-FIFO, HOSTILE-LOOP,
+#: HOSTILE-COMPRESSED, HOSTILE-SUBMISSION-LINK; LB-LISTED for trajectory_files.
+SUBMISSION_CASES: list[tuple[str, Any, int, str]] = [
+    ("a 5,000-digit integer", replace_text("38.0", "1" + "0" * 5000), 2, "more than 4300 digits"),
+    ("a 5,000-digit decimal", replace_text("38.0", "0." + "3" * 5000), 0, ""),
+    ("NaN", replace_text("38.0", "NaN"), 2, "NaN is not valid JSON"),
+    ("1e400", replace_text("38.0", "1e400"), 2, "results.airline.pass_1"),
+    ("a percentage of 101", replace_text("38.0", "101"), 2, "results.airline.pass_1"),
+    ("a percentage as text", replace_text("38.0", '"38.0"'), 2, "results.airline.pass_1"),
+    ("a percentage true", replace_text("38.0", "true"), 2, "results.airline.pass_1"),
+    ("results a list", edit_json(("results",), [1]), 2, "'results'"),
+    ("results absent", edit_json(("results",), ...), 2, "'results'"),
+    ("a domain's results a string", edit_json(("results", "airline"), "38"), 2, "results.airline"),
+    ("pass_k of 5,000 digits", edit_json(("results", "airline"), {"pass_" + "9" * 5000: 38}), 2,
+     "pass_999999999"),
+    ("pass_k in unicode digits", edit_json(("results",), {"airline": {"pass_\u0663": 38}}), 2, "no pass_k"),
+    ("pass_0 only", edit_json(("results",), {"airline": {"pass_0": 38}}), 2, "no pass_k"),
+    ("pass_999999999", edit_json(("results", "airline"), {"pass_999999999": 38}), 0, ""),
+    ("model_name a number", edit_json(("model_name",), 5), 0, ""),
+    ("model_name of 1 MB", edit_json(("model_name",), "x" * (1 << 20)), 0, ""),
+    ("model_name with escapes", edit_json(("model_name",), "\x1b[31mred\u202e"), 0, ""),
+    ("model_name a lone surrogate", replace_text('"gpt-oss-120b"', '"\\ud800"'), 2, "model_name"),
+    ("submission_date an object", edit_json(("submission_date",), {"a": [1]}), 0, ""),
+    ("nesting 50,000 deep", replace_text('"Nori"', "[" * 50_000 + "]" * 50_000), 2, "nested too deeply"),
+    ("trajectory_files escaping the folder",
+     edit_json(("trajectory_files",), {"airline": "../../../etc/passwd"}), 0, ""),
+    ("trajectory_files absolute", edit_json(("trajectory_files",), {"airline": "/etc/passwd"}), 0, ""),
+    ("trajectory_files a list", edit_json(("trajectory_files",), ["x"]), 0, ""),
+    ("trajectories_available text", edit_json(("trajectories_available",), "yes"), 0, ""),
+    ("a trajectory linking outside", add_file("evil.json", lambda p: p.symlink_to("/etc/passwd")), 2,
+     "outside the submission's folder"),
+    ("a trajectory linking to /dev/zero", add_file("zero.json", lambda p: p.symlink_to("/dev/zero")), 2,
+     "outside the submission's folder"),
+    ("trajectories/ linking outside", lambda f: (shutil.rmtree(f / "trajectories"),
+     (f / "trajectories").symlink_to(f.parent.parent)), 2, "outside the submission's folder"),
+    ("a link inside the folder",
+     add_file("again.json", lambda p: p.symlink_to(p.parent.parent / "submission.json")),
+     2, "again.json"),
+    ("a link loop", add_file("loop.json", lambda p: p.symlink_to("loop.json")), 2, "loop.json"),
+    ("a FIFO among the trajectories", add_file("pipe.json", os.mkfifo), 0, ""),
+    ("submission.json a FIFO", lambda f: ((f / "submission.json").unlink(), os.mkfifo(f / "submission.json")),
+     2, "named pipe"),
+    ("a trajectory of 100 MB of spaces", add_file("huge.json", lambda p: p.write_bytes(
+        b'{"simulations": [' + b" " * (100 << 20) + b"]}")), 2, "huge.json"),
+    ("a gzip bomb (200 MB from 200 KB)", add_file("bomb.json.gz", lambda p: p.write_bytes(
+        gzip.compress(b"[" + b" " * (200 << 20) + b"]", compresslevel=9, mtime=0))), 2, "bomb.json.gz"),
+]  # fmt: skip
+
+
+@pytest.mark.spec("HOSTILE-FUZZ", "HOSTILE-SUBMISSION-LINK", "HOSTILE-TEXT", "LB-FOLDER", "SITE-OVERWRITE")
+@pytest.mark.parametrize("site", [False, True], ids=["json", "site"])
+@pytest.mark.parametrize(
+    ("case", "edit", "status", "names"), SUBMISSION_CASES, ids=[c[0] for c in SUBMISSION_CASES]
+)
+def test_hostile_submission_folders(
+    case: str, edit: Any, status: int, names: str, site: bool, tmp_path: Path
+) -> None:
+    folder = submission_copy(tmp_path)
+    edit(folder)
+    code, err = check_leaderboard(tmp_path, folder.parent, site)
+    assert code == status, err
+    assert names in err
+
+
+@pytest.mark.spec("HOSTILE-FUZZ", "LB-FOLDER", "SITE-OVERWRITE")
+@FUZZ
+@given(data=st.data(), site=st.booleans())
+def test_fuzzed_submission_json(
+    data: st.DataObject, site: bool, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    root = tmp_path_factory.mktemp("submission")
+    folder = submission_copy(root)
+    path = folder / "submission.json"
+    path.write_text(data.draw(mutated(path.read_text(encoding="utf-8"))), encoding="utf-8")
+    check_leaderboard(root, folder.parent, site)
+
+
+@pytest.mark.spec("HOSTILE-FUZZ", "LB-FOLDER")
+def test_the_submission_seed_is_ranked(tmp_path: Path) -> None:
+    """The mutations start from a valid submission: it is ranked, and its site written."""
+    assert check_leaderboard(tmp_path, submission_copy(tmp_path).parent, True)[0] == 0
+
+
+#: A valid call of the HTTP test server (tests/guard_http_server.py), the seed of the mutations.
+CALL_SEED = {
+    "jsonrpc": "2.0",
+    "id": 3,
+    "method": "tools/call",
+    "params": {"name": "get_order", "arguments": {"order_id": "W1024"}},
+}
+
+
+@pytest.mark.spec("HOSTILE-GUARD-HTTP", "HOSTILE-GUARD-INPUT", "HOSTILE-FUZZ")
+@settings(max_examples=1, deadline=None)
+@given(bodies=st.lists(mutated(json.dumps(CALL_SEED)), min_size=EXAMPLES, max_size=EXAMPLES))
+def test_fuzzed_http_bodies_get_one_answer_each(bodies: list[str]) -> None:
+    """Mutated calls POSTed to the HTTP guard, each on its own connection: each gets exactly one
+    HTTP answer whose body is strict JSON (the guard's or the server's) or empty, and the guard
+    is still serving after them (a valid call is answered)."""
+    from test_guard_http import SERVER, Raw, Running, guard_of, listening
+
+    server = Running([*SERVER, os.devnull, "--json"], url_on_stderr=False)
+    guard = guard_of(f"http://127.0.0.1:{server.first}/mcp")
+    url = urllib.parse.urlsplit(listening(guard))
+    assert url.port is not None
+    try:
+        probe = Raw(listening(guard))
+        probe.start()  # a session, so that calls reach the tool checks
+        session = f"Mcp-Session-Id: {probe.session}"
+        for body in bodies:
+            data = body.encode("utf-8", "surrogatepass")
+            request = http_request(url.path, data, session, "MCP-Protocol-Version: 2025-06-18")
+            status, _ = one_answer(http_exchange(url.port, request))
+            assert 200 <= status < 600
+        assert json.loads(probe.call(1, "list_orders", {}))["result"]["isError"] is False
+        probe.close()
+    finally:
+        err = guard.stop()
+        server.stop()
+    assert err == "prefixexec: terminated\n", err[-3000:]
+
+
+@pytest.mark.spec("SITE-OVERWRITE", "HOSTILE-OUTPUT-INPUT", "HOSTILE-FUZZ")
+def test_a_hostile_earlier_site_makes_the_writer_touch_nothing_outside(tmp_path: Path) -> None:
+    """An earlier site folder whose ``site.json`` lists names that leave the folder
+    (``../victim.txt``, an absolute path, ``..``) and a file that is a link to a file outside:
+    the new site is written, and nothing outside the folder is removed or changed."""
+    folder = submission_copy(tmp_path)
+    site = tmp_path / "site"
+    site.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me", encoding="utf-8")
+    (site / "old.html").symlink_to(victim)
+    names = ["../victim.txt", str(victim), "..", ".", "old.html", "index.html"]
+    manifest = {"format": "prefixexec-site", "version": 1, "files": names}
+    (site / "site.json").write_text(json.dumps(manifest), encoding="utf-8")
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["leaderboard", str(folder.parent), "--bootstrap", "0", "--quiet", "--site", str(site)])
+    assert code == 0, err.getvalue()
+    assert victim.read_text(encoding="utf-8") == "keep me"
+    assert (site / "old.html").is_symlink()  # a link is never removed through (nor written through)
+    assert (site / "index.html").is_file() and not (site / "index.html").is_symlink()
+    outside = {p for p in tree(tmp_path) if not p.startswith("site")}
+    assert outside == {
+        "victim.txt",
+        "submissions",
+        f"submissions/{folder.name}",
+        *(f"submissions/{folder.name}/{p}" for p in tree(folder)),
+    }
+
+
+@pytest.mark.spec("HOSTILE-BIGINT", "HOSTILE-GUARD-LINE", "GUARD-PROXY")
+def test_valid_json_with_a_5000_digit_integer_from_the_server_is_not_called_not_json() -> None:
+    """The server writes a notification holding a 5,000-digit integer (valid JSON, beyond Python's
+    4,300-digit conversion), then answers the call: the notification reaches the client byte for
+    byte and the call gets its own answer. Before, the guard called the line "not JSON" and
+    failed every open request (this call with an error; its real answer then dropped as late)."""
+    from test_guard_mcp import call
+
+    note = '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":%s}}'
+    line = note % ("9" * 5000)
+    client = guard_session()
+    client.send(call(5, "write", {"line": line}))
+    assert client.answer() == line.encode() + b"\n"
+    answer = json.loads(client.answer())
+    assert answer["id"] == 5 and answer["result"]["content"][0]["text"] == "written", answer
+    assert client.close() == 0
+
+
+@pytest.mark.spec("HOSTILE-BIGINT", "GUARD-HTTP")
+def test_the_http_guard_finds_an_answer_holding_a_5000_digit_integer() -> None:
+    """The HTTP guard finds the call's answer in a body or event that holds a 5,000-digit integer
+    (before, such a body read as no message: the answer went unrecorded and an error was added)."""
+    from prefixexec.guard.http import _messages
+
+    body = b'{"jsonrpc":"2.0","id":1,"result":{"content":[],"n":' + b"9" * 5000 + b"}}"
+    (message,) = _messages(body)
+    assert message["id"] == 1 and message["result"]["n"] == "9" * 5000

@@ -8,6 +8,8 @@ from typing import Literal
 
 import attrs
 
+from prefixexec.cli import int_at_least
+
 NAME = "guard"
 
 
@@ -28,6 +30,7 @@ class Options:
     task: str | None = None
     listen: str | None = None
     upstream: str | None = None
+    max_line_bytes: int | None = None
 
 
 def _seconds(text: str) -> float:
@@ -92,6 +95,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "the URL is printed on stderr), in front of the server at --upstream",
     )
     parser.add_argument("--upstream", metavar="URL", help="with --listen: the MCP server (streamable HTTP)")
+    parser.add_argument(
+        "--max-line-bytes",
+        type=int_at_least(1),
+        metavar="N",
+        help="the longest line read from the client or the server, and the longest HTTP body "
+        "(default 67108864 = 64 MiB; spec HOSTILE-GUARD-LINE)",
+    )
     parser.add_argument("server", nargs=argparse.REMAINDER, metavar="-- SERVER_COMMAND [ARGS...]")
 
 
@@ -100,7 +110,7 @@ def run(options: Options) -> int:
     from prefixexec.adapters.inputs import open_binary
     from prefixexec.adapters.labels import load_label_rules
     from prefixexec.guard import Guard, load_guard_rules
-    from prefixexec.guard.proxy import ProxyOptions, serve
+    from prefixexec.guard.proxy import MAX_LINE, ProxyOptions, serve
 
     command = list(options.server)
     if command[:1] == ["--"]:
@@ -115,12 +125,12 @@ def run(options: Options) -> int:
         )
     http = None
     if options.listen is not None:
-        from prefixexec.guard.http import HttpOptions, parse_listen, parse_upstream
+        from prefixexec.guard.http import MAX_BODY, HttpOptions, parse_listen, parse_upstream
 
         host, port = parse_listen(options.listen)
         assert options.upstream is not None  # (checked above: --listen and --upstream go together)
         parse_upstream(options.upstream)
-        http = HttpOptions(host, port, options.upstream, options.timeout)
+        http = HttpOptions(host, port, options.upstream, options.timeout, options.max_line_bytes or MAX_BODY)
     proxy = ProxyOptions(
         command=tuple(command),
         mode=options.mode,
@@ -129,6 +139,7 @@ def run(options: Options) -> int:
         model=options.model,
         method=options.method,
         task=options.task,
+        max_line=options.max_line_bytes or MAX_LINE,
     )
     rules = load_guard_rules(options.rules, id_keys=not options.no_id_keys)
     label_rules = load_label_rules(options.label_rules, "otel")

@@ -37,7 +37,18 @@ from prefixexec.adapters.errors import InputError
 from prefixexec.adapters.text import printable
 
 from .core import Guard
-from .proxy import GRACE, GUARD_ERROR, PARSE_ERROR, blocked_answer, every_tool, record_answer
+from .proxy import (
+    GRACE,
+    GUARD_ERROR,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    _echoable,
+    _not_json,
+    blocked_answer,
+    every_tool,
+    record_answer,
+    server_json,
+)
 
 #: Headers that belong to one connection, never relayed (RFC 9110 7.6.1), and those the guard
 #: sets itself.
@@ -72,6 +83,7 @@ class HttpOptions:
     port: int
     upstream: str
     timeout: float = 60.0
+    max_body: int = MAX_BODY
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -93,34 +105,58 @@ def parse_upstream(text: str) -> urllib.parse.SplitResult:
 
 class _Events:
     """The ``data`` of each event of a ``text/event-stream``, fed in pieces (lines end with LF,
-    CRLF or CR; an empty line ends an event; ``data`` lines are joined by a line feed)."""
+    CRLF or CR; an empty line ends an event; ``data`` lines are joined by a line feed).
 
-    def __init__(self) -> None:
-        self.pending = b""
+    HOSTILE-GUARD-LINE: a line is searched for once (linear in the stream), and an event longer
+    than ``limit`` bytes is not kept: ``overflow`` is set and the event is skipped to its end."""
+
+    def __init__(self, limit: int = MAX_BODY) -> None:
+        self.pending = bytearray()
+        self.scanned = 0  # bytes of pending known to hold no line end
         self.data: list[bytes] = []
+        self.size = 0
+        self.limit = limit
+        self.overflow = False
+        self.skipping = False
 
     def feed(self, piece: bytes) -> Iterator[bytes]:
         self.pending += piece
         while True:
-            cut = min((i for i in (self.pending.find(b"\n"), self.pending.find(b"\r")) if i >= 0), default=-1)
+            ends = (self.pending.find(b"\n", self.scanned), self.pending.find(b"\r", self.scanned))
+            cut = min((i for i in ends if i >= 0), default=-1)
             if cut < 0 or (self.pending[cut : cut + 1] == b"\r" and cut + 1 == len(self.pending)):
-                return  # no whole line yet (a CR may be the first half of CRLF)
-            line = self.pending[:cut]
+                # no whole line yet (a CR may be the first half of CRLF)
+                self.scanned = len(self.pending) if cut < 0 else cut
+                if self.size + len(self.pending) > self.limit:
+                    self.skip()
+                    self.pending.clear()
+                    self.scanned = 0
+                return
+            line = bytes(self.pending[:cut])
             step = 2 if self.pending[cut : cut + 2] == b"\r\n" else 1
-            self.pending = self.pending[cut + step :]
+            del self.pending[: cut + step]
+            self.scanned = 0
             if not line:
-                if self.data:
+                if self.data and not self.skipping:
                     yield b"\n".join(self.data)
-                self.data = []
-            elif line.startswith(b"data:"):
+                self.data, self.size, self.skipping = [], 0, False
+            elif line.startswith(b"data:") and not self.skipping:
                 value = line[5:]
                 self.data.append(value[1:] if value.startswith(b" ") else value)
+                self.size += len(value)
+                if self.size > self.limit:
+                    self.skip()
+
+    def skip(self) -> None:
+        """The event is longer than the limit: dropped, the rest of it skipped."""
+        self.overflow = self.skipping = True
+        self.data, self.size = [], 0
 
 
 def _messages(data: bytes) -> list[dict[str, Any]]:
     """The JSON-RPC messages of a body or an event (a message or a batch); none when not JSON."""
     try:
-        document = json.loads(data)
+        document = server_json(data)
     except (ValueError, RecursionError):
         return []
     items = document if isinstance(document, list) else [document]
@@ -167,9 +203,9 @@ class HttpProxy:
             connection.request("POST", self.path, _json_body(message), sent)
             response = connection.getresponse()
             streamed = response.getheader("content-type", "").startswith("text/event-stream")
-            events = _Events()
+            events = _Events(self.options.max_body)
             while True:
-                piece = response.read1(CHUNK) if streamed else response.read()
+                piece = response.read1(CHUNK) if streamed else response.read(self.options.max_body)
                 if not piece:
                     return None
                 for data in events.feed(piece) if streamed else iter((piece,)):
@@ -210,10 +246,16 @@ class HttpProxy:
             self.relay(request, body or None)
             return
         try:
-            message = json.loads(body)
+            message = json.loads(body, parse_constant=_not_json)
         except (ValueError, RecursionError):
             excerpt = printable(body.decode("utf-8", "replace").strip())[:120]
             error = {"code": PARSE_ERROR, "message": f"prefixexec guard: parse error: {excerpt}"}
+            request.answer(400, {"jsonrpc": "2.0", "id": None, "error": error})
+            return
+        if not all(_echoable(m) for m in (message if isinstance(message, list) else [message])):
+            # HOSTILE-GUARD-INPUT, as over stdio: not forwarded, its answer could not carry the id
+            why = "an id must be a string, a finite number or null"
+            error = {"code": INVALID_REQUEST, "message": f"prefixexec guard: invalid request: {why}"}
             request.answer(400, {"jsonrpc": "2.0", "id": None, "error": error})
             return
         if isinstance(message, list):
@@ -330,6 +372,15 @@ class HttpProxy:
                 connection.close()
         if given or (started and not call):
             why = None  # answered (a fault after the answer changes nothing), or relayed as it was
+        elif why is None and request.unread:  # HOSTILE-GUARD-LINE: the client has it, unrecorded
+            why = (
+                f"the MCP server's answer is longer than {self.options.max_body} bytes "
+                "(--max-line-bytes): relayed, not read"
+            )
+            if on_failure is not None:
+                on_failure(why)
+            request.end_chunks()
+            return why
         elif why is None:
             why = "the MCP server ended its answer without answering the request"
         if why is not None:
@@ -358,11 +409,18 @@ class HttpProxy:
                     if request.closed:
                         break
                 return False
-            whole = response.read()  # one JSON-RPC answer: relayed whole, then recorded
+            limit = self.options.max_body
+            whole = response.read(limit + 1)  # one JSON-RPC answer: relayed whole, then recorded
+            if len(whole) > limit:  # HOSTILE-GUARD-LINE: relayed as it comes, not read
+                request.unread = True
+                request.send(whole)
+                while piece := response.read1(CHUNK):
+                    request.send(piece)
+                return False
             mine = [m for m in _messages(whole) if "method" not in m and m.get("id") == request_id]
             self.relayed(request, whole, mine[0] if mine else None, on_answer)
             return bool(mine)
-        events = _Events()
+        events = _Events(self.options.max_body)
         answered = False
         while piece := response.read1(CHUNK):
             found = [m for data in events.feed(piece) for m in _messages(data)]
@@ -376,6 +434,7 @@ class HttpProxy:
                 request.send(piece)
             if request.closed and (answered or on_answer is None):
                 break
+        request.unread = events.overflow
         return answered
 
     def relayed(
@@ -406,6 +465,8 @@ class _Handler(BaseHTTPRequestHandler):
     proxy: HttpProxy
     chunking = False
     closed = False
+    #: the answer held more than --max-line-bytes in one message: relayed, not read
+    unread = False
 
     def setup(self) -> None:
         super().setup()
@@ -422,13 +483,32 @@ class _Handler(BaseHTTPRequestHandler):
         if "chunked" in self.headers.get("transfer-encoding", "").lower():
             self.answer(411, None)
             return None
-        length = self.headers.get("content-length")
-        if length is None:
+        lengths = set(self.headers.get_all("content-length") or ())
+        if not lengths:
             return b""
-        if not length.isdigit() or int(length) > MAX_BODY:
+        length = lengths.pop()
+        # HOSTILE-GUARD-HTTP: ASCII digits, one value (two differing ones: RFC 9112 6.3), a body
+        # as long as it says
+        if lengths or not (length.isascii() and length.isdigit()):
+            self.send_error(400, "Content-Length must be one number")
+            return None
+        if len(length) > 18 or int(length) > self.proxy.options.max_body:
             self.answer(413, None)
             return None
-        return self.rfile.read(int(length))
+        body = self.rfile.read(int(length))
+        if len(body) < int(length):
+            self.send_error(400, "the body ended before its Content-Length")
+            return None
+        return body
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """HOSTILE-GUARD-HTTP: a request http.server refuses (a request line or header too long,
+        too many headers, a bad request line) gets a JSON-RPC error, not an HTML page; the
+        connection is closed."""
+        self.close_connection = True
+        why = printable(message or explain or "bad request")[:200]
+        error = {"code": INVALID_REQUEST, "message": f"prefixexec guard: HTTP {code}: {why}"}
+        self.answer(code, {"jsonrpc": "2.0", "id": None, "error": error})
 
     def answer(self, status: int, message: object) -> None:
         """The guard's own answer: a JSON body, or none."""
@@ -468,7 +548,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.write(b"0\r\n\r\n")
 
     def handle_one_request(self) -> None:
-        self.chunking = False
+        self.chunking = self.unread = False
         try:
             super().handle_one_request()
         except OSError:  # the client left (a reset while the next request was read)
@@ -486,7 +566,9 @@ def serve_http(guard: Guard, options: HttpOptions, ready: Callable[[str], None] 
     """Serve until stopped (SIGINT, SIGTERM: the command line's exit statuses 130, 143);
     ``ready`` gets the URL the clients use (by default it is written to stderr)."""
     proxy = HttpProxy(guard, options)
-    handler = type("Handler", (_Handler,), {"proxy": proxy})
+    # HOSTILE-GUARD-HTTP: a client that sends part of a request (or nothing) and waits is
+    # disconnected after --timeout seconds, its thread freed
+    handler = type("Handler", (_Handler,), {"proxy": proxy, "timeout": options.timeout or None})
     try:
         server = ThreadingHTTPServer((options.host, options.port), handler)
     except OSError as exc:

@@ -11,25 +11,28 @@ byte, and every line from the server to the client, except:
 - the guard's own ``tools/list`` requests (ids ``prefixexec-guard/...``) and their answers.
 
 Faults (GUARD-FAULTS): a server that exits, does not answer within ``--timeout`` seconds, or
-writes a line that is not JSON gets each open request of the client one JSON-RPC error, and each
-open ``tools/call`` is recorded as a failed call; a client that disconnects ends the session (the
-server's stdin is closed, it is stopped after a grace period, open calls are recorded).
+writes a line that is not JSON (or longer than ``--max-line-bytes``) gets each open request of the
+client one JSON-RPC error, and each open ``tools/call`` is recorded as a failed call; a client
+that disconnects ends the session (the server's stdin is closed, it is stopped after a grace
+period, open calls are recorded).
 """
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 import attrs
 
 from prefixexec.adapters.errors import InputError
+from prefixexec.adapters.numbers import INT_DIGITS
 from prefixexec.adapters.text import printable
 
 from .core import Guard, Mode, Pending
@@ -48,6 +51,11 @@ EXCERPT = 120
 SWITCH = 0.0002
 #: Pages of the guard's own ``tools/list`` followed at most.
 MAX_PAGES = 100
+#: The longest line read from the client or the server (HOSTILE-GUARD-LINE; ``--max-line-bytes``),
+#: HOSTILE-LINE's default: the rest of a longer line is skipped, never held.
+MAX_LINE = 64 << 20
+#: Bytes the guard reads from the server's output at once (a line is read in such pieces).
+READ_CHUNK = 1 << 16
 
 
 @attrs.frozen(slots=True)
@@ -61,6 +69,7 @@ class ProxyOptions:
     model: str = "mcp-client"
     method: str = "prefixexec-guard"
     task: str | None = None
+    max_line: int = MAX_LINE
 
 
 @attrs.define(slots=True)
@@ -100,6 +109,18 @@ def _echoable(message: object) -> bool:
             return False
         return True
     return False
+
+
+def _integer(digits: str) -> int | str:
+    """An integer of the server's JSON; one of more than 4,300 digits, which Python does not
+    convert, is kept as its text (HOSTILE-BIGINT: valid JSON, not "not JSON"; the line is
+    relayed as it was, so only what the guard records of it is text)."""
+    return int(digits) if len(digits.lstrip("-")) <= INT_DIGITS else digits
+
+
+def server_json(data: bytes) -> Any:
+    """A JSON message the server wrote (any size of integer; ``ValueError`` when it is not JSON)."""
+    return json.loads(data, parse_int=_integer)
 
 
 def _key(value: object) -> str:
@@ -187,11 +208,10 @@ class Proxy:
         watchdog = threading.Thread(target=self.watch, name="guard-timeout", daemon=True)
         watchdog.start()
         try:
-            while True:
-                line = self.client_in.readline()
-                if not line:
-                    break
-                if line.strip():
+            for line in lines(self.client_in, self.options.max_line):
+                if line is None:  # HOSTILE-GUARD-LINE: not read, not forwarded
+                    self.to_client(_line(too_long_answer(self.options.max_line)))
+                elif line.strip():
                     self.from_client(line)
         finally:
             self.end(reader)
@@ -383,8 +403,18 @@ class Proxy:
     def read_server(self) -> None:
         server = self.server
         assert server is not None and server.stdout is not None
-        for line in iter(server.stdout.readline, b""):
-            if line.strip():
+        # HOSTILE-GUARD-LINE: read in pieces through a buffer (the pipe is unbuffered, whose
+        # readline asks one byte per system call: a 41 MB answer took 25 s, past the call's
+        # --timeout, and every answer queued behind it expired too)
+        stream = io.BufferedReader(server.stdout, READ_CHUNK)  # type: ignore[type-var]  # a FileIO: a raw stream
+        for line in lines(stream, self.options.max_line):
+            if line is None:
+                limit = self.options.max_line
+                sys.stderr.write(f"prefixexec guard: the MCP server wrote a line longer than {limit} bytes\n")
+                self.fail_open(
+                    f"the MCP server wrote a line longer than {limit} bytes (--max-line-bytes): not read"
+                )
+            elif line.strip():
                 self.from_server(line)
         status = server.wait()
         why = f"the MCP server exited with status {status}"
@@ -396,7 +426,7 @@ class Proxy:
 
     def from_server(self, line: bytes) -> None:
         try:
-            message = json.loads(line)
+            message = server_json(line)
         except (ValueError, RecursionError):
             excerpt = printable(line.decode("utf-8", "replace").strip())[:EXCERPT]
             sys.stderr.write(f"prefixexec guard: the MCP server wrote a line that is not JSON: {excerpt}\n")
@@ -433,6 +463,29 @@ class Proxy:
     def record(self, entry: _Open, message: dict[str, Any]) -> None:
         """Record an answer the client already has (the trace, the session's history)."""
         record_answer(self.guard, entry.pending, message)
+
+
+def lines(stream: IO[bytes], limit: int) -> Iterator[bytes | None]:
+    """The lines of ``stream`` (HOSTILE-LINES: ended at ``\\n``), each read whole up to ``limit``
+    bytes; ``None`` for a longer line, whose rest is read in pieces and dropped (HOSTILE-GUARD-LINE:
+    the memory held is the limit, whatever the line)."""
+    while True:
+        line = stream.readline(limit + 1)
+        if not line:
+            return
+        if len(line) <= limit or (len(line) == limit + 1 and line.endswith(b"\n")):
+            yield line
+            continue
+        while line and not line.endswith(b"\n"):
+            line = stream.readline(READ_CHUNK)
+        yield None
+
+
+def too_long_answer(limit: int) -> dict[str, Any]:
+    """The guard's answer to a client line longer than ``limit`` bytes (HOSTILE-GUARD-LINE): its id
+    was not read, so ``null``; an invalid request (-32600)."""
+    why = f"prefixexec guard: invalid request: a line longer than {limit} bytes (--max-line-bytes)"
+    return {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": why}}
 
 
 def every_tool(ask: Callable[[dict[str, Any]], dict[str, Any] | None], no_error: str) -> list[Any] | None:
@@ -496,4 +549,13 @@ def serve(
     return proxy.run()
 
 
-__all__ = ["GRACE", "GUARD_ERROR", "Proxy", "ProxyOptions", "blocked_answer", "record_answer", "serve"]
+__all__ = [
+    "GRACE",
+    "GUARD_ERROR",
+    "Proxy",
+    "ProxyOptions",
+    "blocked_answer",
+    "record_answer",
+    "serve",
+    "server_json",
+]
