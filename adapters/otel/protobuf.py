@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import limits
 from ..errors import InputError
-from .otlp import AnyValue, ArrayValue, Event, KeyValue, KeyValueList, OtlpSpan, Status
+from .otlp import Event, OtlpSpan, ReadEvent, Status
 
 if TYPE_CHECKING:
     from ..spans import Span
@@ -65,41 +65,20 @@ def any_value(value: Any) -> object:
     if kind == "array_value":
         return [any_value(v) for v in value.array_value.values]
     if kind == "kvlist_value":
-        return {kv.key: any_value(kv.value) for kv in value.kvlist_value.values}
+        return _values(value.kvlist_value.values)
     if kind == "bytes_value":
         return value.bytes_value.hex()
     return None
 
 
-def _struct(value: Any) -> AnyValue:
-    """An ``AnyValue`` message as the JSON form's struct (for events, read by the JSON code: the
-    same Python value :func:`any_value` gives, through :func:`.otlp.value_of`)."""
-    kind = value.WhichOneof("value")
-    if kind == "string_value":
-        return AnyValue(stringValue=value.string_value)
-    if kind == "bool_value":
-        return AnyValue(boolValue=value.bool_value)
-    if kind == "int_value":
-        return AnyValue(intValue=value.int_value)
-    if kind == "double_value":
-        return AnyValue(doubleValue=value.double_value)
-    if kind == "array_value":
-        return AnyValue(arrayValue=ArrayValue([_struct(v) for v in value.array_value.values]))
-    if kind == "kvlist_value":
-        pairs = [KeyValue(kv.key, _struct(kv.value)) for kv in value.kvlist_value.values]
-        return AnyValue(kvlistValue=KeyValueList(pairs))
-    if kind == "bytes_value":
-        return AnyValue(bytesValue=value.bytes_value.hex())
-    return AnyValue()
+def _values(pairs: Any) -> dict[str, object]:
+    """Key-value messages as a dict (a repeated key: the last)."""
+    # most values are non-empty strings: read without asking which field is set
+    return {kv.key: (value := kv.value).string_value or any_value(value) for kv in pairs}
 
 
 def _events(events: Any) -> list[Event]:
-    return [
-        Event(
-            event.name, event.time_unix_nano, [KeyValue(kv.key, _struct(kv.value)) for kv in event.attributes]
-        )
-        for event in events
-    ]
+    return [ReadEvent(event.name, event.time_unix_nano, [], _values(event.attributes)) for event in events]
 
 
 def _spans(
@@ -133,13 +112,11 @@ def _spans(
                     )
                     if not trace_id or not span_id:
                         without_id(where, converted)
-                    values: dict[str, object] = {}
+                    values: dict[str, object]
                     if wanted is None:
-                        for kv in span.attributes:
-                            value = kv.value
-                            # most values are non-empty strings: read without asking which field is set
-                            values[kv.key] = value.string_value or any_value(value)
+                        values = _values(span.attributes)
                     else:
+                        values = {}
                         for kv in span.attributes:
                             key = kv.key
                             if key in wanted:
