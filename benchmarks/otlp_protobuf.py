@@ -33,23 +33,24 @@ a Python object) and prefixexec's whole read on the same backend.
 It prints spans per second, the ratio of each to ``FromString`` and to the eager reading, and
 whether prefixexec is within 3x of each peer.
 
-What it shows (2026-12-04 20:09-20:22 UTC, a shared machine, load 2-3.5 on 2 cores; four runs
+What it shows (2026-12-04 20:09-20:20 UTC, a shared machine, load 2-5.7 on 2 cores; five runs
 of ``--repeat 9``, 16,400 spans, 16.6 MB; the ranges are over the runs):
 
 * against upb's lazy ``FromString`` (the issue's literal peer): **not met** -- the stream 9.4x-9.8x
-  (0.328-0.342 s against 0.035 s), one request 7.2x-8.4x (0.317-0.371 s against 0.043-0.044 s;
-  one run's ``FromString`` of the request took 0.023 s, 13.9x). No reader that reads the spans
-  through the library's Python API can meet it: ``FromString`` parses the message in C into
-  upb's arena, and every span, attribute and value read afterwards is a Python object made then
-  (a wrapper per span and per key-value, a string per key and value). Reading only what
-  prefixexec reads, and interpreting nothing, is already 3.7x-3.8x (stream) and 3.4x-3.7x (one
-  request) ``FromString``; prefixexec's spans read and interpreted 6.4x-6.9x / 5.5x; checking the
-  traces, ordering, replaying and labelling the calls (the code every trace format shares) the
-  rest, about 0.1 s;
-* against ``FromString`` with every field read (what an eager reader pays): **met**, 1.08x-1.12x
-  (stream) and 1.05x-1.10x (one request);
+  (0.328-0.361 s against 0.035-0.037 s), one request 7.8x-8.4x (0.338-0.371 s against
+  0.043-0.046 s; in one run ``FromString`` of the request took 0.023 s: 13.9x). No reader that
+  reads the spans through the library's Python API can meet it: ``FromString`` parses the
+  message in C into upb's arena, and every span, attribute and value read afterwards is a Python
+  object made then (a wrapper per span and per key-value, a string per key and value). Reading
+  only what prefixexec reads, and interpreting nothing, is already 3.7x-3.8x (stream) and
+  3.2x-3.7x (one request) ``FromString``; prefixexec's spans read and interpreted 6.4x-6.9x /
+  5.3x-5.5x; checking the traces, ordering, replaying and labelling the calls (the code every
+  trace format shares) the rest, about 0.1 s;
+* against ``FromString`` with every field read (what an eager reader pays): **met**, 1.08x-1.14x
+  (stream) and 1.00x-1.10x (one request);
 * on the eager pure-Python backend, prefixexec against that backend's own ``FromString``:
-  **met**, 1.15x (stream: 3.09 s against 2.68 s) and 1.13x (one request: 3.54 s against 3.13 s).
+  **met**, 1.15x-1.19x (stream: 3.09-3.30 s against 2.68-2.78 s) and 0.95x-1.13x (one request:
+  3.54-3.61 s against 3.13-3.80 s; two runs of ``--eager-repeat 3``).
 
 Usage: python benchmarks/otlp_protobuf.py [--copies 200] [--repeat 7] [--eager-repeat 3] [--dir DIR]
 """
