@@ -605,13 +605,20 @@ def test_any_document_is_rollouts_or_one_input_error(
 
 
 @pytest.mark.spec("TRACE-OTLP-PROTOBUF", "TRACE-SUCCESS")
-def test_an_event_attribute_of_every_kind_reads_as_the_span_attribute_reader_reads_it() -> None:
-    # an event's attributes go to the JSON form's structs (read by the JSON code's value_of); a
-    # span's are read straight (any_value): the two readings of one AnyValue give one value
+def test_an_event_attribute_of_every_kind_reads_as_the_json_form_reads_it(tmp_path: Path) -> None:
+    # a protobuf event's attributes are read straight from the messages (no JSON-form struct is
+    # made to be read again): each value as the JSON reader reads the library's own JSON mapping
+    # of the same event (bytes apart: hex in the protobuf reading, base64 in the JSON mapping)
+    import msgspec
+    from google.protobuf import json_format
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
     from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, KeyValue, KeyValueList
+    from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans
+    from opentelemetry.proto.trace.v1.trace_pb2 import Span as SpanMessage
 
-    from prefixexec.adapters.otel.otlp import value_of
-    from prefixexec.adapters.otel.protobuf import _struct, any_value
+    from prefixexec.adapters.otel import otlp
+    from prefixexec.adapters.otel.forms import otlp_spans
+    from prefixexec.adapters.spans import Span
 
     nested = KeyValueList(
         values=[
@@ -631,9 +638,30 @@ def test_an_event_attribute_of_every_kind_reads_as_the_span_attribute_reader_rea
         AnyValue(array_value=ArrayValue(values=[AnyValue(double_value=1.0), AnyValue()])),
         AnyValue(kvlist_value=nested),
     ]
-    read = [value_of(_struct(v)) for v in values]
-    assert read == [any_value(v) for v in values]
-    assert read[5] == "00ff" and read[-1] == {"a": "last", "b": [False]}  # by hand
+    event = SpanMessage.Event(
+        name="gen_ai.evaluation.result",
+        time_unix_nano=5,
+        attributes=[KeyValue(key=f"k{i}", value=v) for i, v in enumerate(values)],
+    )
+    span = SpanMessage(trace_id=b"\x01" * 16, span_id=b"\x02" * 8, name="s", events=[event])
+    scope = ScopeSpans(spans=[span])
+    request = ExportTraceServiceRequest(resource_spans=[ResourceSpans(scope_spans=[scope])])
+    path = tmp_path / "event.pb"
+    path.write_bytes(request.SerializeToString())
+    seen: list[otlp.OtlpSpan] = []
+
+    def keep(where: str, read: otlp.OtlpSpan, attributes: dict[str, object]) -> Span:
+        seen.append(read)
+        return otlp.base_span(where, read, False, "", None)
+
+    assert len(list(otlp_spans([str(path)], keep))) == 1
+    (read_event,) = seen[0].events
+    by_protobuf = otlp.event_attributes(read_event)
+    by_json = otlp.attributes(msgspec.convert(json_format.MessageToDict(event), otlp.Event).attributes)
+    assert (by_protobuf.pop("k5"), by_json.pop("k5")) == ("00ff", "AP8=")  # b"\x00\xff" by hand
+    assert by_protobuf == by_json
+    assert by_protobuf["k3"] == 2**63 - 1 and by_protobuf["k8"] == {"a": "last", "b": [False]}  # by hand
+    assert (read_event.name, read_event.timeUnixNano) == ("gen_ai.evaluation.result", 5)
 
 
 def _as_protobuf(lines: Path, single: Path, stream: Path) -> None:

@@ -50,6 +50,13 @@ class Event(msgspec.Struct, gc=False):
     attributes: list[KeyValue] = []
 
 
+class ReadEvent(Event, gc=False):
+    """An event whose attributes are read already, as :func:`attributes` reads them (the protobuf
+    reader's: no struct is made for each value to be read again); not a field of the JSON form."""
+
+    values: dict[str, object] = {}
+
+
 class OtlpSpan(msgspec.Struct, gc=False):
     traceId: str = ""
     spanId: str = ""
@@ -113,6 +120,11 @@ def attributes(pairs: Sequence[KeyValue]) -> dict[str, object]:
         kv.key: v.stringValue if (v := kv.value) is not None and v.stringValue is not None else value_of(v)
         for kv in pairs
     }
+
+
+def event_attributes(event: Event) -> dict[str, object]:
+    """The attributes of an event as a dict (a :class:`ReadEvent`'s are read already)."""
+    return event.values if isinstance(event, ReadEvent) else attributes(event.attributes)
 
 
 def nanoseconds(value: int | str | None) -> int | None:

@@ -12,12 +12,12 @@ protobuf decodes a message (at most the line limit too).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .. import limits
 from ..errors import InputError
-from .otlp import AnyValue, ArrayValue, Event, KeyValue, KeyValueList, OtlpSpan, Status
+from .otlp import Event, OtlpSpan, ReadEvent, Status
 
 if TYPE_CHECKING:
     from ..spans import Span
@@ -35,6 +35,12 @@ def _classes() -> Any:
     except ImportError:
         return None
     return module.ExportTraceServiceRequest
+
+
+def _decode_error() -> type[Exception]:
+    from google.protobuf.message import DecodeError
+
+    return DecodeError
 
 
 def request_class(where: str) -> Any:
@@ -59,89 +65,70 @@ def any_value(value: Any) -> object:
     if kind == "array_value":
         return [any_value(v) for v in value.array_value.values]
     if kind == "kvlist_value":
-        return {kv.key: any_value(kv.value) for kv in value.kvlist_value.values}
+        return _values(value.kvlist_value.values)
     if kind == "bytes_value":
         return value.bytes_value.hex()
     return None
 
 
-def _struct(value: Any) -> AnyValue:
-    """An ``AnyValue`` message as the JSON form's struct (for events, read by the JSON code: the
-    same Python value :func:`any_value` gives, through :func:`.otlp.value_of`)."""
-    kind = value.WhichOneof("value")
-    if kind == "string_value":
-        return AnyValue(stringValue=value.string_value)
-    if kind == "bool_value":
-        return AnyValue(boolValue=value.bool_value)
-    if kind == "int_value":
-        return AnyValue(intValue=value.int_value)
-    if kind == "double_value":
-        return AnyValue(doubleValue=value.double_value)
-    if kind == "array_value":
-        return AnyValue(arrayValue=ArrayValue([_struct(v) for v in value.array_value.values]))
-    if kind == "kvlist_value":
-        pairs = [KeyValue(kv.key, _struct(kv.value)) for kv in value.kvlist_value.values]
-        return AnyValue(kvlistValue=KeyValueList(pairs))
-    if kind == "bytes_value":
-        return AnyValue(bytesValue=value.bytes_value.hex())
-    return AnyValue()
+def _values(pairs: Any) -> dict[str, object]:
+    """Key-value messages as a dict (a repeated key: the last)."""
+    # most values are non-empty strings: read without asking which field is set
+    return {kv.key: (value := kv.value).string_value or any_value(value) for kv in pairs}
 
 
 def _events(events: Any) -> list[Event]:
-    return [
-        Event(
-            event.name, event.time_unix_nano, [KeyValue(kv.key, _struct(kv.value)) for kv in event.attributes]
-        )
-        for event in events
-    ]
+    return [ReadEvent(event.name, event.time_unix_nano, [], _values(event.attributes)) for event in events]
 
 
-def _spans(request: Any, where: str, interpret: Interpret, wanted: frozenset[str] | None) -> Iterator[Span]:
-    """The spans of one request, interpreted: each span's ids, name, times, status and events, and of
-    its attributes only the keys in ``wanted`` (all when it is ``None``): upb makes a Python object
-    of a field only when it is read, and an attribute's value is read only when its key is wanted."""
+def _spans(
+    requests: Iterable[tuple[str, Any]], interpret: Interpret, wanted: frozenset[str] | None
+) -> Iterator[Span]:
+    """The spans of ``(place, request)`` pairs, interpreted: each span's ids, name, times, status
+    and events, and of its attributes only the keys in ``wanted`` (all when it is ``None``): upb
+    makes a Python object of a field only when it is read, and an attribute's value is read only
+    when its key is wanted. One generator for all the messages (a stream may hold one span each)."""
     from .otlp import without_id
 
-    for resource_spans in request.resource_spans:
-        for scope in resource_spans.scope_spans:
-            for span in scope.spans:
-                status = span.status
-                code = status.code
-                events = span.events
-                converted = OtlpSpan(
-                    span.trace_id.hex(),
-                    span.span_id.hex(),
-                    span.parent_span_id.hex() or None,
-                    span.name,
-                    span.start_time_unix_nano or None,
-                    span.end_time_unix_nano or None,
-                    [],
-                    _events(events) if events else [],
-                    Status(code, status.message or None) if code else None,
-                )
-                if not converted.traceId or not converted.spanId:
-                    without_id(where, converted)
-                values: dict[str, object] = {}
-                if wanted is None:
-                    for kv in span.attributes:
-                        value = kv.value
-                        # most values are non-empty strings: read without asking which field is set
-                        values[kv.key] = value.string_value or any_value(value)
-                else:
-                    for kv in span.attributes:
-                        key = kv.key
-                        if key in wanted:
-                            value = kv.value
-                            values[key] = value.string_value or any_value(value)
-                yield interpret(where, converted, values)
+    for where, request in requests:
+        for resource_spans in request.resource_spans:
+            for scope in resource_spans.scope_spans:
+                for span in scope.spans:
+                    trace_id = span.trace_id.hex()
+                    span_id = span.span_id.hex()
+                    status = span.status
+                    code = status.code
+                    events = span.events
+                    converted = OtlpSpan(
+                        trace_id,
+                        span_id,
+                        span.parent_span_id.hex() or None,
+                        span.name,
+                        span.start_time_unix_nano or None,
+                        span.end_time_unix_nano or None,
+                        [],
+                        _events(events) if events else [],
+                        Status(code, status.message or None) if code else None,
+                    )
+                    if not trace_id or not span_id:
+                        without_id(where, converted)
+                    values: dict[str, object]
+                    if wanted is None:
+                        values = _values(span.attributes)
+                    else:
+                        values = {}
+                        for kv in span.attributes:
+                            key = kv.key
+                            if key in wanted:
+                                value = kv.value
+                                values[key] = value.string_value or any_value(value)
+                    yield interpret(where, converted, values)
 
 
 def _parse(cls: Any, data: bytes | memoryview, where: str) -> Any:
-    from google.protobuf.message import DecodeError
-
     try:
         return cls.FromString(data)
-    except DecodeError as exc:
+    except _decode_error() as exc:
         raise InputError(where, f"not an OTLP ExportTraceServiceRequest ({exc}; a truncated file?)") from None
     except RecursionError:
         raise limits.too_deep(where) from None
@@ -167,9 +154,9 @@ def _exactly(read: Callable[[int], bytes], size: int) -> bytes:
 BLOCK = 1 << 20
 
 
-def _messages(read: Callable[[int], bytes], path: str) -> Iterator[tuple[str, memoryview]]:
-    """``(place, message bytes)`` of every message of a stream (each after its size in 4 bytes,
-    big-endian), read a block at a time and handed on as views of the block (not copied); a size
+def _messages(read: Callable[[int], bytes], path: str, cls: Any) -> Iterator[tuple[str, Any]]:
+    """``(place, request)`` of every message of a stream (each after its size in 4 bytes,
+    big-endian), read a block at a time and decoded from views of the block (not copied); a size
     beyond the line limit (HOSTILE-LINE), a size or message cut off is one error naming it."""
     limit = limits.max_line_bytes
     data = b""
@@ -198,7 +185,7 @@ def _messages(read: Callable[[int], bytes], path: str) -> Iterator[tuple[str, me
                     where, f"the message is cut off: {len(data)} of {size} bytes (a truncated file?)"
                 )
         offset += 4 + size
-        yield where, view[at:end]
+        yield where, _parse(cls, view[at:end], where)
         at = end
 
 
@@ -211,14 +198,13 @@ def protobuf_spans(
 ) -> Iterator[Span]:
     """TRACE-OTLP-PROTOBUF: every span of a protobuf file (``stream``: 4-byte sizes between
     messages), interpreted (of the attributes, the keys in ``wanted``; ``None``: all); a message
-    cut off, too large or not of the schema is one error naming the file and the message."""
+    cut off, too large or not of the schema is one error naming the file and the message (a
+    single request is read and decoded here, a stream's messages as the spans are read)."""
     cls = request_class(path)
-    if not stream:
-        limit = limits.max_line_bytes
-        data = _exactly(read, limit + 1)
-        if len(data) > limit:
-            raise limits.too_long(path, limit)
-        yield from _spans(_parse(cls, data, path), path, interpret, wanted)
-        return
-    for where, message in _messages(read, path):
-        yield from _spans(_parse(cls, message, where), where, interpret, wanted)
+    if stream:
+        return _spans(_messages(read, path, cls), interpret, wanted)
+    limit = limits.max_line_bytes
+    data = _exactly(read, limit + 1)
+    if len(data) > limit:
+        raise limits.too_long(path, limit)
+    return _spans([(path, _parse(cls, data, path))], interpret, wanted)

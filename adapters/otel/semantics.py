@@ -18,7 +18,7 @@ import msgspec
 
 from ..numbers import as_float
 from ..spans import LLM, OTHER, SEMANTICS, TOOL, Evaluation, Requested, Span, TraceSemantics, scalar, text_of
-from .otlp import Event, OtlpSpan, attributes, base_span, failed, nanoseconds
+from .otlp import ERROR_CODES, Event, OtlpSpan, base_span, event_attributes, failed, nanoseconds
 from .pyliteral import literal
 
 MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
@@ -153,7 +153,7 @@ def evaluations(events: list[Event], start: int) -> tuple[Evaluation, ...]:
     for event in events:
         if event.name != "gen_ai.evaluation.result":
             continue
-        values = attributes(event.attributes)
+        values = event_attributes(event)
         name = values.get("gen_ai.evaluation.name")
         if not isinstance(name, str):
             continue
@@ -175,7 +175,7 @@ def exception_text(events: list[Event]) -> str:
     texts = []
     for event in events:
         if event.name == "exception":
-            values = attributes(event.attributes)
+            values = event_attributes(event)
             kind, message = values.get("exception.type"), values.get("exception.message")
             texts.append(": ".join(text_of(v) for v in (kind, message) if v is not None))
     return "; ".join(t for t in texts if t)
@@ -206,8 +206,13 @@ def interpret(keys: frozenset[str]) -> Any:
 
     def read(where: str, span: OtlpSpan, values: dict[str, object]) -> Span:
         operation = values.get("gen_ai.operation.name")
-        is_failed, error = failure(span, values)
-        out = base_span(where, span, is_failed, error, kept(values, keys))
+        status = span.status
+        if span.events or "error.type" in values or (status is not None and status.code in ERROR_CODES):
+            is_failed, error = failure(span, values)
+        else:  # most spans: nothing that could say they failed (failure's own first test)
+            is_failed, error = False, ""
+        found = None if keys.isdisjoint(values) else kept(values, keys)
+        out = base_span(where, span, is_failed, error, found)
         if span.events:
             out.evaluations = evaluations(span.events, out.start)
         mcp = values.get("mcp.method.name") == "tools/call"
