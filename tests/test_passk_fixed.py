@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import random
 import tracemalloc
+from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -56,16 +57,20 @@ def bits(values: Any) -> list[int]:
     return np.asarray(values, dtype=np.float64).view(np.int64).tolist()
 
 
+def exact_values(W: np.ndarray[Any, Any], nums: list[int], L: int) -> Iterator[tuple[int, Fraction]]:
+    """Each row that draws a task, with its exact replicate sum_j W_j num_j / (sum_j W_j L)."""
+    for b, row in enumerate(W.tolist()):
+        drawn = sum(row)
+        if drawn:
+            yield b, Fraction(sum(w * x for w, x in zip(row, nums, strict=True)), drawn * L)
+
+
 def uncertain(W: np.ndarray[Any, Any], nums: list[int], L: int) -> set[int]:
     """The rows whose exact replicate lies within 2^-60 (relative) of a midpoint between adjacent
     doubles, or below 2^-950 (near the subnormal range): the only ones the fast path may leave to
     the exact computation."""
     found = set()
-    for b, row in enumerate(W.tolist()):
-        drawn = sum(row)
-        if drawn == 0:
-            continue
-        v = Fraction(sum(w * x for w, x in zip(row, nums, strict=True)), drawn * L)
+    for b, v in exact_values(W, nums, L):
         if v < Fraction(2) ** -950:
             if v:
                 found.add(b)
@@ -80,11 +85,7 @@ def uncertain(W: np.ndarray[Any, Any], nums: list[int], L: int) -> set[int]:
 def exact_midpoints(W: np.ndarray[Any, Any], nums: list[int], L: int) -> set[int]:
     """The rows whose exact replicate is exactly halfway between two adjacent doubles."""
     found = set()
-    for b, row in enumerate(W.tolist()):
-        drawn = sum(row)
-        if drawn == 0:
-            continue
-        v = Fraction(sum(w * x for w, x in zip(row, nums, strict=True)), drawn * L)
+    for b, v in exact_values(W, nums, L):
         f = float(v)
         if v and any(v == (Fraction(f) + Fraction(np.nextafter(f, side))) / 2 for side in (0.0, math.inf)):
             found.add(b)
