@@ -176,17 +176,24 @@ def dask_runner(client: Client) -> Runner:
             sums = np.concatenate([[0], np.cumsum(np.asarray(counts, dtype=np.int64))[:-1]])
             starts_cache[key] = [int(x) for x in sums]
         before = starts_cache[key]
-        [shared] = client.scatter([work], broadcast=True)  # type: ignore[no-untyped-call]  # distributed lacks annotations
+        # A key of its own (hash=False): a scatter of the same data under its hashed key while the
+        # scheduler still forgets the previous run's copy can leave the tasks waiting for it forever
+        # (dask/distributed#8576); released, not cancelled, once every block is in.
+        [shared] = client.scatter([work], broadcast=True, hash=False)  # type: ignore[no-untyped-call]  # distributed lacks annotations
         futures = {
             client.submit(block_replicates, shared, seed, s, min(block, B - s), before[i], pure=False): s
             for i, s in enumerate(starts)
         }
         out = np.empty((work.rows, B), dtype=np.float64)
-        for future, values in as_completed(futures, with_results=True):  # type: ignore[no-untyped-call]  # distributed lacks annotations
+        # Each block's result fetched here, not by as_completed(with_results=True): a fetch that fails
+        # there is only logged on the client's loop and the block never arrives (a wait without end);
+        # here it raises.
+        for future in as_completed(futures):  # type: ignore[no-untyped-call]  # distributed lacks annotations
             s = futures[future]
+            values = future.result()
             out[:, s : s + values.shape[1]] = values
             tick()
-        client.cancel([shared])  # type: ignore[no-untyped-call]  # distributed lacks annotations
+        shared.release()
         return out
 
     return run
