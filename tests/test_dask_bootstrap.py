@@ -112,3 +112,54 @@ def test_dask_runner_in_groups_and_unpaired(client: Any, case: int) -> None:
     local = bootstrap_intervals(ids, sums, s, paired, **options)
     remote = bootstrap_intervals(ids, sums, s, paired, runner=dask_runner(client), **options)
     assert repr(remote) == repr(local)
+
+
+@pytest.mark.spec("DASK-BOOTSTRAP")
+def test_a_block_that_cannot_be_fetched_is_an_error_not_a_wait(
+    client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # distributed's as_completed(with_results=True) catches only CancelledError while it fetches a
+    # result: a CommClosedError there (the stop-45 clean-clone run hung on one) is logged on the
+    # client's loop and the block never arrives. The runner fetches each block itself, so the
+    # fault reaches the caller. The runner runs in a thread joined with a bound: on the old code
+    # this test fails after the bound instead of hanging the suite.
+    import threading
+
+    from distributed import Future
+    from distributed.comm.core import CommClosedError
+
+    from prefixexec.kernel import Outcome
+    from prefixexec.scale import dask_runner
+
+    cohorts = {"c": cohort_of([(Outcome(3, 2), True), (Outcome(2, 3), False)], ["t0", "t1"])}
+    real = Future._result
+    failed: list[Future] = []
+
+    async def fetch(self: Future, raiseit: bool = True) -> Any:
+        if not failed and self.key.startswith("block_replicates"):
+            failed.append(self)
+            raise CommClosedError("in <TCP (closed) ConnectionPool.gather>: Stream is closed")
+        return await real(self, raiseit=raiseit)
+
+    monkeypatch.setattr(Future, "_result", fetch)
+    outcome: list[BaseException | None] = []
+
+    def run() -> None:
+        try:
+            bootstrap_intervals(
+                {"c": cohorts["c"].task},
+                lambda k, t: task_sums(cohorts[k], t),
+                BootstrapSettings(B=40, seed=1),
+                True,
+                runner=dask_runner(client),
+                block=10,
+            )
+            outcome.append(None)
+        except BaseException as exc:  # the thread hands the fault to the test
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(60)
+    assert not thread.is_alive(), "the runner still waits for a block whose fetch failed"
+    assert len(failed) == 1 and len(outcome) == 1 and isinstance(outcome[0], CommClosedError)
