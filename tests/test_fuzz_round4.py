@@ -311,13 +311,9 @@ def strict_json(line: bytes) -> object:
 
 @pytest.mark.spec("HOSTILE-GUARD-INPUT", "GUARD-PROXY", "HOSTILE-FUZZ")
 def test_the_guard_answers_each_hostile_line_once_and_goes_on() -> None:
-    from test_guard_mcp import FAULT_SERVER, GUARD, INITIALIZE, Raw, call
+    from test_guard_mcp import FAULT_SERVER, GUARD, Raw, call
 
-    client = Raw([*GUARD, "--", *FAULT_SERVER])
-    for message in INITIALIZE:
-        client.send(message)
-        if "id" in message:
-            client.answer()
+    client = Raw([*GUARD, "--", *FAULT_SERVER]).initialized()
     assert client.process.stdin is not None
     for n, (case, line, answers) in enumerate(GUARD_CASES):
         client.process.stdin.write(line + b"\n")
@@ -339,13 +335,9 @@ def test_the_guard_answers_each_hostile_line_once_and_goes_on() -> None:
 def test_fuzzed_guard_lines_never_end_the_session(lines: list[str]) -> None:
     """Mutated calls, all in one session: every answer is strict JSON, the guard never stops, and
     a call after them is answered."""
-    from test_guard_mcp import FAULT_SERVER, GUARD, INITIALIZE, Raw, call
+    from test_guard_mcp import FAULT_SERVER, GUARD, Raw, call
 
-    client = Raw([*GUARD, "--", *FAULT_SERVER])
-    for message in INITIALIZE:
-        client.send(message)
-        if "id" in message:
-            client.answer()
+    client = Raw([*GUARD, "--", *FAULT_SERVER]).initialized()
     assert client.process.stdin is not None
     for line in lines:
         client.process.stdin.write(line.replace("\n", " ").encode("utf-8", "surrogatepass") + b"\n")
@@ -375,14 +367,9 @@ def proc_counter(pid: int, file: str, key: str) -> int:
 def guard_session(*options: str) -> Any:
     """The stdio guard in front of the SDK's FastMCP server (tests/guard_fault_server.py), the
     session initialized."""
-    from test_guard_mcp import FAULT_SERVER, GUARD, INITIALIZE, Raw
+    from test_guard_mcp import FAULT_SERVER, GUARD, Raw
 
-    client = Raw([*GUARD, *options, "--", *FAULT_SERVER])
-    for message in INITIALIZE:
-        client.send(message)
-        if "id" in message:
-            client.answer()
-    return client
+    return Raw([*GUARD, *options, "--", *FAULT_SERVER]).initialized()
 
 
 @pytest.mark.spec("HOSTILE-GUARD-LINE", "GUARD-PROXY", "GUARD-FAULTS")

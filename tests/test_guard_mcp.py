@@ -242,6 +242,14 @@ class Raw:
     def answer(self, timeout: float = 30.0) -> bytes:
         return self.lines.get(timeout=timeout)
 
+    def initialized(self) -> Raw:
+        """This client after the session's opening (INITIALIZE), each answer read."""
+        for message in INITIALIZE:
+            self.send(message)
+            if "id" in message:
+                self.answer()
+        return self
+
     def ask(self, message: dict[str, Any], timeout: float = 30.0) -> dict[str, Any]:
         self.send(message)
         found: dict[str, Any] = json.loads(self.answer(timeout))
@@ -411,11 +419,7 @@ def test_filesystem_server_from_npm(tmp_path: Path, filesystem_server: Path) -> 
 
 def fault_guard(tmp_path: Path, *options: str) -> tuple[Raw, Path]:
     trace = tmp_path / "trace.jsonl"
-    client = Raw([*GUARD, "--trace", str(trace), *options, "--", *FAULT_SERVER])
-    for message in INITIALIZE:
-        client.send(message)
-        if "id" in message:
-            client.answer()
+    client = Raw([*GUARD, "--trace", str(trace), *options, "--", *FAULT_SERVER]).initialized()
     return client, trace
 
 
@@ -534,11 +538,7 @@ def test_the_agent_loop_example_runs_against_the_real_server(tmp_path: Path) -> 
 @pytest.mark.spec("GUARD-PROXY")
 def test_a_line_the_guard_cannot_read_is_refused_not_forwarded(tmp_path: Path) -> None:
     record = tmp_path / "stdin.jsonl"
-    client = Raw([*GUARD, "--", *tee(record, FAULT_SERVER)])
-    for message in INITIALIZE:
-        client.send(message)
-        if "id" in message:
-            client.answer()
+    client = Raw([*GUARD, "--", *tee(record, FAULT_SERVER)]).initialized()
     deep = b'{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "echo", "arguments": ' + (
         b'{"text": "x", "a": ' + b"[" * 200_000 + b"]" * 200_000 + b"}}}\n"
     )
