@@ -46,6 +46,7 @@ from .proxy import (
     _not_json,
     blocked_answer,
     every_tool,
+    observe_context,
     record_answer,
     server_json,
 )
@@ -277,10 +278,7 @@ class HttpProxy:
         if method == "tools/call" and "id" in message:
             self.call(request, body, message)
         elif method == "prefixexec/context":
-            params = message.get("params")
-            text = params.get("text") if isinstance(params, dict) else None
-            if isinstance(text, str):
-                self.guard.observe(text)
+            observe_context(self.guard, message)
             if "id" in message:
                 request.answer(200, {"jsonrpc": "2.0", "id": message["id"], "result": {}})
             else:

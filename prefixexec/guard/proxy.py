@@ -307,10 +307,7 @@ class Proxy:
         if method == "tools/call" and "id" in message:
             self.call(line, message)
         elif method == "prefixexec/context":
-            params = message.get("params")
-            text = params.get("text") if isinstance(params, dict) else None
-            if isinstance(text, str):
-                self.guard.observe(text)
+            observe_context(self.guard, message)
             if "id" in message:
                 self.to_client(_line({"jsonrpc": "2.0", "id": message["id"], "result": {}}))
         elif isinstance(method, str) and "id" in message:
@@ -481,6 +478,15 @@ def lines(stream: IO[bytes], limit: int) -> Iterator[bytes | None]:
         yield None
 
 
+def observe_context(guard: Guard, message: dict[str, Any]) -> None:
+    """A ``prefixexec/context`` message: its ``params.text``, when it is text, is a text the session
+    has seen (GUARD-PROXY; a value it holds may then be used by a later call)."""
+    params = message.get("params")
+    text = params.get("text") if isinstance(params, dict) else None
+    if isinstance(text, str):
+        guard.observe(text)
+
+
 def too_long_answer(limit: int) -> dict[str, Any]:
     """The guard's answer to a client line longer than ``limit`` bytes (HOSTILE-GUARD-LINE): its id
     was not read, so ``null``; an invalid request (-32600)."""
@@ -555,6 +561,7 @@ __all__ = [
     "Proxy",
     "ProxyOptions",
     "blocked_answer",
+    "observe_context",
     "record_answer",
     "serve",
     "server_json",
