@@ -477,12 +477,19 @@ def _comb_bits(n: int, k: int) -> int:
     return math.ceil((math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)) / math.log(2)) + 1
 
 
+def _sum_bits(s: _System, k: int, n_tasks: int) -> int:
+    """An upper bound on the bits of n L for a curve point of ``s`` at ``k``: L divides the product
+    of the distinct C(n_j, k), and a weighted sum adds at most the bits of the tasks drawn."""
+    return n_tasks.bit_length() + sum(_comb_bits(n, k) for n in set(s.n))
+
+
 def _limbs(s: _System, k: int, n_tasks: int) -> int:
     """PASSK-BOOT-FIXED's limbs per task of a curve point of ``s`` at ``k`` (0: a narrow column,
     every sum below 2^53). Every nonzero pass^k or pass@k value is at least 1 / the largest
-    C(n_j, k); L divides the product of the distinct C(n_j, k)."""
-    bits = n_tasks.bit_length() + sum(_comb_bits(n, k) for n in set(s.n))  # of n L
-    return 0 if bits < 53 else pk.fixed_limbs(max(_comb_bits(n, k) for n in set(s.n)), n_tasks)
+    C(n_j, k)."""
+    if _sum_bits(s, k, n_tasks) < 53:
+        return 0
+    return pk.fixed_limbs(max(_comb_bits(n, k) for n in set(s.n)), n_tasks)
 
 
 def _sum_bytes(s: _System, k: int, n_tasks: int) -> int:
@@ -500,8 +507,7 @@ def _column_bytes(s: _System, k: int, n_tasks: int) -> int:
     limbs = _limbs(s, k, n_tasks)
     if limbs == 0:
         return 16 * n_tasks
-    bits = n_tasks.bit_length() + sum(_comb_bits(n, k) for n in set(s.n))
-    return n_tasks * (2 * (bits // 8 + 40) + 8 + 8 * limbs)
+    return n_tasks * (2 * (_sum_bits(s, k, n_tasks) // 8 + 40) + 8 + 8 * limbs)
 
 
 @attrs.frozen(slots=True)
